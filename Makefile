@@ -1,0 +1,32 @@
+# The two commands a newcomer needs: `make test` and `make quickstart`.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+
+.PHONY: venv test lint quickstart cluster clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+venv: $(BIN)/.installed
+
+test: venv
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/pytest
+
+lint: venv
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+# Start the local cluster (API server + simulation) and print how to reach it.
+cluster: venv
+	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m hack.localcluster --port 6443 --kubeconfig .localcluster/kubeconfig --data-dir .localcluster/data
+
+quickstart: cluster
+
+clean:
+	rm -rf $(VENV) .localcluster .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Pure translation of component specs into Kubernetes objects, one strategy per backend."""

@@ -1,0 +1,1 @@
+"""The controller runtime: informers, work queue, controllers, manager, leader election."""

@@ -1,0 +1,1 @@
+"""Developer tooling: the local cluster, benchmarks and code generators."""

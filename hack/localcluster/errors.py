@@ -1,0 +1,186 @@
+"""API errors as kube-apiserver reports them: a `Status` object with code, reason and causes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Json = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One StatusCause: which field is wrong and why (reason is a metav1.CauseType)."""
+
+    reason: str
+    message: str
+    field: str = ""
+
+    def to_json(self) -> Json:
+        out: Json = {"reason": self.reason, "message": self.message}
+        if self.field:
+            out["field"] = self.field
+        return out
+
+
+def required(path: str) -> Cause:
+    return Cause("FieldValueRequired", "Required value", path)
+
+
+def invalid(path: str, value: Any, detail: str) -> Cause:
+    return Cause("FieldValueInvalid", f"Invalid value: {_render(value)}: {detail}", path)
+
+
+def unsupported(path: str, value: Any, allowed: list[Any]) -> Cause:
+    choices = ", ".join(_render(v) for v in allowed)
+    return Cause("FieldValueNotSupported", f"Unsupported value: {_render(value)}: supported values: {choices}", path)
+
+
+def type_invalid(path: str, value: Any, expected: str) -> Cause:
+    return Cause(
+        "FieldValueTypeInvalid",
+        f'Invalid value: "{_type_name(value)}": {path.rsplit(".", 1)[-1]} in body must be of type {expected}: "{_type_name(value)}"',
+        path,
+    )
+
+
+def forbidden(path: str, detail: str) -> Cause:
+    return Cause("FieldValueForbidden", f"Forbidden: {detail}", path)
+
+
+def too_many(path: str, actual: int, limit: int) -> Cause:
+    return Cause(
+        "FieldValueTooMany",
+        f"Too many: {actual}: must have at most {limit} items",
+        path,
+    )
+
+
+def too_long(path: str, limit: int) -> Cause:
+    return Cause("FieldValueTooLong", f"Too long: may not be more than {limit} bytes", path)
+
+
+def duplicate(path: str, value: Any) -> Cause:
+    return Cause("FieldValueDuplicate", f"Duplicate value: {_render(value)}", path)
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _render(value: Any) -> str:
+    if isinstance(value, str):
+        return '"' + value + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, (dict, list)):
+        return _type_name(value)
+    return str(value)
+
+
+@dataclass
+class ApiError(Exception):
+    """Raised anywhere in the server; the HTTP layer turns it into a Status response."""
+
+    code: int
+    reason: str
+    message: str
+    details: Json = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.message
+
+    def status(self) -> Json:
+        out: Json = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if self.details:
+            out["details"] = self.details
+        return out
+
+
+def _details(group: str, kind: str, name: str) -> Json:
+    out: Json = {"kind": kind}
+    if name:
+        out["name"] = name
+    if group:
+        out["group"] = group
+    return out
+
+
+def not_found(group: str, plural: str, name: str) -> ApiError:
+    gr = f"{plural}.{group}" if group else plural
+    return ApiError(404, "NotFound", f'{gr} "{name}" not found', _details(group, plural, name))
+
+
+def already_exists(group: str, plural: str, name: str) -> ApiError:
+    gr = f"{plural}.{group}" if group else plural
+    return ApiError(
+        409, "AlreadyExists", f'{gr} "{name}" already exists', _details(group, plural, name)
+    )
+
+
+def conflict(group: str, plural: str, name: str, detail: str) -> ApiError:
+    gr = f"{plural}.{group}" if group else plural
+    return ApiError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {gr} "{name}": {detail}',
+        _details(group, plural, name),
+    )
+
+
+def invalid_object(group: str, kind: str, name: str, causes: list[Cause]) -> ApiError:
+    """422 Invalid, with the message kube-apiserver composes from the causes."""
+    gk = f"{kind}.{group}" if group else kind
+    parts = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+    if len(parts) == 1:
+        summary = parts[0]
+    else:
+        summary = "[" + ", ".join(parts) + "]"
+    details = _details(group, kind, name)
+    details["causes"] = [c.to_json() for c in causes]
+    return ApiError(422, "Invalid", f'{gk} "{name}" is invalid: {summary}', details)
+
+
+def bad_request(message: str) -> ApiError:
+    return ApiError(400, "BadRequest", message)
+
+
+def method_not_allowed(message: str = "the server does not allow this method on the requested resource") -> ApiError:
+    return ApiError(405, "MethodNotAllowed", message)
+
+
+def gone(message: str) -> ApiError:
+    return ApiError(410, "Expired", message)
+
+
+def unsupported_media(content_type: str) -> ApiError:
+    return ApiError(
+        415,
+        "UnsupportedMediaType",
+        f'the body of the request was in an unknown format - accepted media types include: '
+        f'application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml'
+        f' (got {content_type})',
+    )

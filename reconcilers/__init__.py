@@ -1,0 +1,1 @@
+"""One reconciler per custom resource kind."""
