@@ -33,27 +33,12 @@ def invalid(path: str, value: Any, detail: str) -> Cause:
 
 def unsupported(path: str, value: Any, allowed: list[Any]) -> Cause:
     choices = ", ".join(_render(v) for v in allowed)
-    return Cause("FieldValueNotSupported", f"Unsupported value: {_render(value)}: supported values: {choices}", path)
-
-
-def type_invalid(path: str, value: Any, expected: str) -> Cause:
-    return Cause(
-        "FieldValueTypeInvalid",
-        f'Invalid value: "{_type_name(value)}": {path.rsplit(".", 1)[-1]} in body must be of type {expected}: "{_type_name(value)}"',
-        path,
-    )
+    return Cause("FieldValueNotSupported",
+                 f"Unsupported value: {_render(value)}: supported values: {choices}", path)
 
 
 def forbidden(path: str, detail: str) -> Cause:
     return Cause("FieldValueForbidden", f"Forbidden: {detail}", path)
-
-
-def too_many(path: str, actual: int, limit: int) -> Cause:
-    return Cause(
-        "FieldValueTooMany",
-        f"Too many: {actual}: must have at most {limit} items",
-        path,
-    )
 
 
 def too_long(path: str, limit: int) -> Cause:
@@ -112,9 +97,10 @@ class ApiError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
             "code": self.code,
         }
+        if self.reason:
+            out["reason"] = self.reason
         if self.details:
             out["details"] = self.details
         return out
@@ -155,10 +141,7 @@ def invalid_object(group: str, kind: str, name: str, causes: list[Cause]) -> Api
     """422 Invalid, with the message kube-apiserver composes from the causes."""
     gk = f"{kind}.{group}" if group else kind
     parts = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
-    if len(parts) == 1:
-        summary = parts[0]
-    else:
-        summary = "[" + ", ".join(parts) + "]"
+    summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
     details = _details(group, kind, name)
     details["causes"] = [c.to_json() for c in causes]
     return ApiError(422, "Invalid", f'{gk} "{name}" is invalid: {summary}', details)
@@ -168,8 +151,9 @@ def bad_request(message: str) -> ApiError:
     return ApiError(400, "BadRequest", message)
 
 
-def method_not_allowed(message: str = "the server does not allow this method on the requested resource") -> ApiError:
-    return ApiError(405, "MethodNotAllowed", message)
+def method_not_allowed() -> ApiError:
+    return ApiError(405, "MethodNotAllowed",
+                    "the server does not allow this method on the requested resource")
 
 
 def gone(message: str) -> ApiError:

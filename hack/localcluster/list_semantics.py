@@ -78,7 +78,9 @@ _KIND_LISTS: dict[str, dict[str, ListSemantics]] = {
         "status.conditions": _CONDITIONS,
         "status.podIPs": _m("ip"),
         "status.hostIPs": _m("ip"),
+        "status.resourceClaimStatuses": _m("name"),
     },
+    "ServiceAccount": {"secrets": _m("name")},
     "Node": {
         "status.conditions": _CONDITIONS,
         "status.addresses": _m("type"),

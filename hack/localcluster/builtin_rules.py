@@ -1,0 +1,299 @@
+"""Registry strategies of built-in kinds: defaulting, status reset, validation, immutable fields.
+
+Each function takes the resource type and JSON objects; the operations layer calls them in the
+same order kube-apiserver's registry does (prepare, default, validate).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import itertools
+from typing import Any
+
+from . import crds
+from .errors import Cause, forbidden, invalid, required
+from .registry import ResourceType
+
+Json = dict[str, Any]
+
+_IMMUTABLE = "field is immutable"
+
+#: Built-in kinds that carry metadata.generation (bumped on spec changes).
+GENERATION_KINDS = {
+    "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod",
+    "HorizontalPodAutoscaler", "PodDisruptionBudget", "Ingress", "CustomResourceDefinition",
+    "NetworkPolicy", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+}
+#: Kinds whose status a create request cannot set.
+_STATUS_RESET_ON_CREATE = {
+    "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "Service",
+    "PersistentVolumeClaim", "CustomResourceDefinition", "HorizontalPodAutoscaler",
+    "PodDisruptionBudget", "Ingress", "Namespace", "Pod",
+}
+
+
+class ClusterIPAllocator:
+    """Hands out Service cluster IPs from 10.96.0.0/16, as the service IP allocator does."""
+
+    def __init__(self) -> None:
+        self._used: set[str] = {"10.96.0.1"}
+        self._next = itertools.count(10)
+
+    def allocate(self) -> str:
+        for n in self._next:
+            ip = str(ipaddress.IPv4Address("10.96.0.0") + n)
+            if ip not in self._used:
+                self._used.add(ip)
+                return ip
+        raise RuntimeError("unreachable")
+
+    def claim(self, ip: str) -> None:
+        self._used.add(ip)
+
+    def release(self, ip: str) -> None:
+        self._used.discard(ip)
+
+
+def prepare_for_create(rt: ResourceType, obj: Json) -> None:
+    """Reset what a create may not set and fill server-owned fields."""
+    if rt.custom:
+        return
+    if rt.kind in _STATUS_RESET_ON_CREATE:
+        obj.pop("status", None)
+    if rt.kind == "Namespace":
+        obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]
+        obj["status"] = {"phase": "Active"}
+    elif rt.kind == "Pod":
+        obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
+    elif rt.kind == "PersistentVolumeClaim":
+        obj["status"] = {"phase": "Pending"}
+    elif rt.kind == "Service":
+        obj["status"] = {"loadBalancer": {}}
+    elif rt.kind == "Deployment":
+        obj["status"] = {}
+
+
+def apply_defaults(rt: ResourceType, obj: Json, cluster_ips: ClusterIPAllocator) -> None:
+    """The defaulting functions of k8s.io/api for the fields operators compare against."""
+    if rt.custom:
+        return
+    spec = obj.get("spec")
+    if rt.kind == "CustomResourceDefinition":
+        crds.apply_crd_defaults(obj)
+    elif rt.kind == "Service" and isinstance(spec, dict):
+        _default_service(spec, cluster_ips)
+    elif rt.kind == "Deployment" and isinstance(spec, dict):
+        spec.setdefault("replicas", 1)
+        spec.setdefault("revisionHistoryLimit", 10)
+        spec.setdefault("progressDeadlineSeconds", 600)
+        strategy = spec.setdefault("strategy", {"type": "RollingUpdate"})
+        if strategy.get("type", "RollingUpdate") == "RollingUpdate":
+            strategy["type"] = "RollingUpdate"
+            ru = strategy.setdefault("rollingUpdate", {})
+            ru.setdefault("maxUnavailable", "25%")
+            ru.setdefault("maxSurge", "25%")
+        _default_template(spec.get("template"))
+    elif rt.kind in ("ReplicaSet", "StatefulSet", "DaemonSet") and isinstance(spec, dict):
+        if rt.kind != "DaemonSet":
+            spec.setdefault("replicas", 1)
+        _default_template(spec.get("template"))
+    elif rt.kind == "Job" and isinstance(spec, dict):
+        spec.setdefault("parallelism", 1)
+        spec.setdefault("completions", 1)
+        spec.setdefault("backoffLimit", 6)
+        spec.setdefault("completionMode", "NonIndexed")
+        spec.setdefault("suspend", False)
+        spec.setdefault("podReplacementPolicy", "TerminatingOrFailed")
+        template = spec.get("template")
+        if isinstance(template, dict):
+            # Jobs get a generated selector and matching labels unless manualSelector is set.
+            uid = obj["metadata"].get("uid", "")
+            name = obj["metadata"].get("name", "")
+            if not spec.get("manualSelector"):
+                labels = {"batch.kubernetes.io/controller-uid": uid,
+                          "batch.kubernetes.io/job-name": name,
+                          "controller-uid": uid, "job-name": name}
+                spec.setdefault("selector", {"matchLabels": {
+                    "batch.kubernetes.io/controller-uid": uid}})
+                tmeta = template.setdefault("metadata", {})
+                tmeta["labels"] = {**(tmeta.get("labels") or {}), **labels}
+        _default_template(template)
+    elif rt.kind == "Pod" and isinstance(spec, dict):
+        _default_pod_spec(spec)
+    elif rt.kind == "PersistentVolumeClaim" and isinstance(spec, dict):
+        spec.setdefault("volumeMode", "Filesystem")
+
+
+def _default_service(spec: Json, cluster_ips: ClusterIPAllocator) -> None:
+    stype = spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    if stype != "ExternalName":
+        if spec.get("clusterIP") in (None, ""):
+            ip = cluster_ips.allocate()
+            spec["clusterIP"] = ip
+        elif spec["clusterIP"] != "None":
+            cluster_ips.claim(spec["clusterIP"])
+        spec.setdefault("clusterIPs", [spec["clusterIP"]])
+        spec.setdefault("ipFamilies", ["IPv4"])
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+            if "targetPort" not in port and "port" in port:
+                port["targetPort"] = port["port"]
+
+
+def _default_template(template: Any) -> None:
+    if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+        _default_pod_spec(template["spec"])
+
+
+def _default_pod_spec(spec: Json) -> None:
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("schedulerName", "default-scheduler")
+    for key in ("containers", "initContainers"):
+        for container in spec.get(key) or []:
+            if not isinstance(container, dict):
+                continue
+            container.setdefault("terminationMessagePath", "/dev/termination-log")
+            container.setdefault("terminationMessagePolicy", "File")
+            container.setdefault("resources", {})
+            image = str(container.get("image", ""))
+            tag = image.rsplit("/", 1)[-1]
+            pulls_latest = "@" not in tag and (":" not in tag or tag.endswith(":latest"))
+            container.setdefault("imagePullPolicy", "Always" if pulls_latest else "IfNotPresent")
+            for port in container.get("ports") or []:
+                if isinstance(port, dict):
+                    port.setdefault("protocol", "TCP")
+
+
+def _qos_class(pod: Json) -> str:
+    containers = (pod.get("spec") or {}).get("containers") or []
+    requests_any = limits_all = False
+    guaranteed = bool(containers)
+    for c in containers:
+        res = c.get("resources") or {} if isinstance(c, dict) else {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        requests_any = requests_any or bool(req) or bool(lim)
+        limits_all = bool(lim.get("cpu")) and bool(lim.get("memory"))
+        if not limits_all or any(req.get(k, lim.get(k)) != lim.get(k) for k in lim):
+            guaranteed = False
+    if guaranteed:
+        return "Guaranteed"
+    return "Burstable" if requests_any else "BestEffort"
+
+
+def validation_errors(rt: ResourceType, obj: Json, old: Json | None) -> list[Cause]:
+    """Spec validation of the built-in kinds that matter to operators, and immutable fields."""
+    if rt.custom:
+        return []
+    spec = obj.get("spec")
+    errors: list[Cause] = []
+    if rt.kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
+        errors.extend(_workload_errors(spec))
+        if old is not None and (old.get("spec") or {}).get("selector") != (spec or {}).get(
+                "selector"):
+            errors.append(invalid("spec.selector", (spec or {}).get("selector"), _IMMUTABLE))
+    elif rt.kind == "Pod":
+        errors.extend(_pod_spec_errors(spec, "spec"))
+    elif rt.kind == "Job":
+        template = (spec or {}).get("template") if isinstance(spec, dict) else None
+        if not isinstance(template, dict):
+            errors.append(required("spec.template"))
+        else:
+            errors.extend(_pod_spec_errors(template.get("spec"), "spec.template.spec"))
+            policy = (template.get("spec") or {}).get("restartPolicy")
+            if policy not in ("OnFailure", "Never"):
+                errors.append(Cause(
+                    "FieldValueNotSupported",
+                    f'Unsupported value: "{policy}": supported values: "OnFailure", "Never"',
+                    "spec.template.spec.restartPolicy"))
+        if old is not None and (old.get("spec") or {}).get("template") != (spec or {}).get(
+                "template"):
+            errors.append(invalid("spec.template", (spec or {}).get("template"), _IMMUTABLE))
+    elif rt.kind == "Service" and isinstance(spec, dict):
+        errors.extend(_service_errors(spec, old))
+    elif rt.kind == "PersistentVolumeClaim" and old is not None:
+        new_spec = {k: v for k, v in (spec or {}).items() if k != "resources"}
+        old_spec = {k: v for k, v in (old.get("spec") or {}).items() if k != "resources"}
+        if new_spec != old_spec:
+            errors.append(forbidden(
+                "spec", "spec is immutable after creation except resources.requests and"
+                " volumeAttributesClassName for bound claims"))
+    elif rt.kind == "CustomResourceDefinition":
+        errors.extend(crds.validation_errors(obj, old))
+    return errors
+
+
+def _workload_errors(spec: Any) -> list[Cause]:
+    if not isinstance(spec, dict):
+        return [required("spec")]
+    errors: list[Cause] = []
+    selector = spec.get("selector")
+    template: Json = spec["template"] if isinstance(spec.get("template"), dict) else {}
+    labels = (template.get("metadata") or {}).get("labels") or {}
+    if not selector:
+        errors.append(required("spec.selector"))
+    elif isinstance(selector, dict):
+        match = selector.get("matchLabels") or {}
+        if not match and not selector.get("matchExpressions"):
+            errors.append(invalid("spec.selector", selector,
+                                  "empty selector is invalid for deployment"))
+        elif any(labels.get(k) != v for k, v in match.items()):
+            errors.append(invalid("spec.template.metadata.labels", labels,
+                                  "`selector` does not match template `labels`"))
+    replicas = spec.get("replicas")
+    if isinstance(replicas, int) and replicas < 0:
+        errors.append(invalid("spec.replicas", replicas,
+                              "must be greater than or equal to 0"))
+    errors.extend(_pod_spec_errors(template.get("spec"), "spec.template.spec"))
+    return errors
+
+
+def _pod_spec_errors(spec: Any, path: str) -> list[Cause]:
+    if not isinstance(spec, dict):
+        return [required(path)]
+    errors: list[Cause] = []
+    containers = spec.get("containers")
+    if not containers:
+        errors.append(required(f"{path}.containers"))
+        return errors
+    seen: set[str] = set()
+    for i, c in enumerate(containers):
+        cpath = f"{path}.containers[{i}]"
+        if not isinstance(c, dict):
+            errors.append(invalid(cpath, c, "must be an object"))
+            continue
+        name = c.get("name")
+        if not name:
+            errors.append(required(f"{cpath}.name"))
+        elif name in seen:
+            errors.append(Cause("FieldValueDuplicate", f'Duplicate value: "{name}"',
+                                f"{cpath}.name"))
+        else:
+            seen.add(name)
+        if not c.get("image"):
+            errors.append(required(f"{cpath}.image"))
+    return errors
+
+
+def _service_errors(spec: Json, old: Json | None) -> list[Cause]:
+    errors: list[Cause] = []
+    old_spec = (old or {}).get("spec") or {}
+    if old is not None and old_spec.get("clusterIP") not in (None, "") and spec.get(
+            "clusterIP") != old_spec.get("clusterIP") and spec.get("type") != "ExternalName":
+        errors.append(invalid("spec.clusterIPs[0]", spec.get("clusterIP"),
+                              "may not change once set"))
+    ports = spec.get("ports") or []
+    if not ports and spec.get("clusterIP") != "None" and spec.get("type") != "ExternalName":
+        errors.append(required("spec.ports"))
+    for i, port in enumerate(ports):
+        if isinstance(port, dict) and not isinstance(port.get("port"), int):
+            errors.append(required(f"spec.ports[{i}].port"))
+        if len(ports) > 1 and isinstance(port, dict) and not port.get("name"):
+            errors.append(required(f"spec.ports[{i}].name"))
+    return errors

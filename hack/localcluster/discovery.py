@@ -1,0 +1,99 @@
+"""Discovery documents: /version, /api, /apis, and the resource lists of each group version."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from .registry import Registry, ResourceType
+
+Json = dict[str, Any]
+
+#: The kube-apiserver version we claim; it matches the kubectl our tests install.
+SERVER_VERSION: Json = {
+    "major": "1",
+    "minor": "37",
+    "emulationMajor": "1",
+    "emulationMinor": "37",
+    "gitVersion": "v1.37.0-localcluster",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2026-11-01T00:00:00Z",
+    "goVersion": "go1.25.0",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+_SUB_VERBS = ["get", "patch", "update"]
+
+
+def api_versions(server_address: str) -> Json:
+    return {
+        "kind": "APIVersions",
+        "versions": ["v1"],
+        "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0",
+                                        "serverAddress": server_address}],
+    }
+
+
+def _group(name: str, versions: list[str]) -> Json:
+    gvs = [{"groupVersion": f"{name}/{v}", "version": v} for v in versions]
+    return {"name": name, "versions": gvs, "preferredVersion": gvs[0]}
+
+
+def api_group_list(registry: Registry) -> Json:
+    groups = [_group(name, versions) for name, versions in registry.groups().items() if name]
+    return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
+
+
+def api_group(registry: Registry, name: str) -> Json | None:
+    versions = registry.groups().get(name)
+    if not name or not versions:
+        return None
+    return {"kind": "APIGroup", "apiVersion": "v1", **_group(name, versions)}
+
+
+def _storage_version_hash(rt: ResourceType) -> str:
+    digest = hashlib.sha256(f"{rt.group}/{rt.storage_version}/{rt.kind}".encode()).digest()
+    import base64
+
+    return base64.b64encode(digest[:8]).decode()
+
+
+def resource_list(registry: Registry, group: str, version: str) -> Json | None:
+    types = sorted(registry.in_group_version(group, version), key=lambda rt: rt.plural)
+    if not types:
+        return None
+    resources: list[Json] = []
+    for rt in types:
+        entry: Json = {
+            "name": rt.plural,
+            "singularName": rt.singular_name,
+            "namespaced": rt.namespaced,
+            "kind": rt.kind,
+            "verbs": list(rt.verbs),
+            "storageVersionHash": _storage_version_hash(rt),
+        }
+        if rt.short_names:
+            entry["shortNames"] = list(rt.short_names)
+        if rt.categories:
+            entry["categories"] = list(rt.categories)
+        resources.append(entry)
+        if rt.has_status:
+            resources.append({"name": f"{rt.plural}/status", "singularName": "",
+                              "namespaced": rt.namespaced, "kind": rt.kind,
+                              "verbs": _SUB_VERBS})
+        if rt.scale is not None:
+            resources.append({"name": f"{rt.plural}/scale", "singularName": "",
+                              "namespaced": rt.namespaced, "group": "autoscaling",
+                              "version": "v1", "kind": "Scale", "verbs": _SUB_VERBS})
+        for sub in rt.extra_subresources:
+            resources.append({"name": f"{rt.plural}/{sub}", "singularName": "",
+                              "namespaced": rt.namespaced, "kind": rt.kind,
+                              "verbs": ["create"] if sub in ("eviction", "binding") else ["get"]})
+        if rt.kind == "Namespace":
+            resources.append({"name": "namespaces/finalize", "singularName": "",
+                              "namespaced": False, "kind": "Namespace", "verbs": ["update"]})
+    group_version = f"{group}/{version}" if group else version
+    return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
+            "resources": resources}

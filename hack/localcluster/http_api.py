@@ -1,0 +1,482 @@
+"""HTTP handlers of the resource API: URL routing, bodies, content negotiation, watch streams."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+from aiohttp import web
+
+from . import discovery, tables
+from .errors import ApiError, bad_request, gone, method_not_allowed, not_found
+from .openapi import OpenAPI
+from .operations import Operations, WriteOptions
+from .patch import PATCH_CONTENT_TYPES
+from .registry import ResourceType
+from .selectors import FieldSelector, LabelSelector
+from .storage import ADDED, DELETED, MODIFIED, Change, Watcher
+
+Json = dict[str, Any]
+
+MAX_BODY_BYTES = 3 * 1024 * 1024
+
+
+@dataclass
+class Target:
+    """What a resource URL names."""
+
+    rt: ResourceType
+    namespace: str | None
+    name: str
+    subresource: str
+
+
+@dataclass
+class WatchSettings:
+    """Timings of watch streams (short in tests, realistic by default)."""
+
+    bookmark_interval: float = 60.0
+    min_timeout: float = 1800.0
+
+
+class ResourceApi:
+    """Serves everything under /api and /apis, plus OpenAPI."""
+
+    def __init__(self, ops: Operations, watch: WatchSettings | None = None) -> None:
+        self.ops = ops
+        self.registry = ops.registry
+        self.openapi = OpenAPI(ops.registry)
+        self.watch_settings = watch or WatchSettings()
+
+    # --- routing ---------------------------------------------------------------------------
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        parts = [p for p in request.path.split("/") if p]
+        if parts[:1] == ["api"]:
+            group, rest = "", parts[1:]
+            if not rest:
+                host = request.host or "127.0.0.1"
+                return _json(discovery.api_versions(host))
+        else:
+            if len(parts) == 1:
+                return _json(discovery.api_group_list(self.registry))
+            group, rest = parts[1], parts[2:]
+            if not rest:
+                doc = discovery.api_group(self.registry, group)
+                if doc is None:
+                    raise not_found("", "", "")
+                return _json(doc)
+        version, rest = rest[0], rest[1:]
+        if not rest:
+            doc = discovery.resource_list(self.registry, group, version)
+            if doc is None:
+                raise _page_not_found()
+            return _json(doc)
+        return await self._resource(request, group, version, rest)
+
+    def _target(self, group: str, version: str, rest: list[str]) -> Target:
+        namespace: str | None = None
+        if rest[0] == "namespaces" and len(rest) >= 3:
+            namespace, rest = rest[1], rest[2:]
+        rt = self.registry.get(group, version, rest[0])
+        if rt is None:
+            raise _page_not_found()
+        if namespace is not None and not rt.namespaced:
+            raise _page_not_found()
+        name = rest[1] if len(rest) > 1 else ""
+        sub = rest[2] if len(rest) > 2 else ""
+        if len(rest) > 3:
+            raise _page_not_found()
+        return Target(rt, namespace, name, sub)
+
+    async def _resource(self, request: web.Request, group: str, version: str,
+                        rest: list[str]) -> web.StreamResponse:
+        if rest[0] == "watch":  # the deprecated /watch/ prefix
+            target = self._target(group, version, rest[1:])
+            return await self._watch(request, target)
+        if group == "" and rest[0] == "namespaces" and len(rest) in (2, 3):
+            rt = self.registry.get("", version, "namespaces")
+            assert rt is not None
+            target = Target(rt, None, rest[1], rest[2] if len(rest) == 3 else "")
+        else:
+            target = self._target(group, version, rest)
+        rt = target.rt
+        if target.subresource and not (
+            (target.subresource == "status" and rt.has_status)
+            or (target.subresource == "scale" and rt.scale is not None)
+            or (target.subresource == "finalize" and rt.kind == "Namespace")
+        ):
+            raise _page_not_found()
+        method = request.method
+        query = request.query
+        if method == "GET":
+            if target.name:
+                return self._respond(request, rt, self._get(target), single=True)
+            if _truthy(query.get("watch")):
+                return await self._watch(request, target)
+            return self._list(request, target)
+        if target.namespace is None and rt.namespaced and method == "POST":
+            raise _page_not_found()
+        opts = self._write_options(request)
+        if method == "POST" and not target.name:
+            body = await _read_body(request)
+            result = self.ops.create(rt, target.namespace or "", body, opts)
+            return self._respond(request, rt, result.obj, single=True, code=201,
+                                 warnings=result.warnings)
+        if method == "PUT" and target.name:
+            body = await _read_body(request)
+            if target.subresource == "scale":
+                result = self.ops.update_scale(rt, target.namespace or "", target.name, body, opts)
+                return _json(result.obj, warnings=result.warnings)
+            if target.subresource == "finalize":
+                return _json(self.ops.finalize_namespace(rt, body))
+            result = self.ops.update(rt, target.namespace or "", target.name, body, opts,
+                                     target.subresource)
+            return self._respond(request, rt, result.obj, single=True,
+                                 code=201 if result.created else 200, warnings=result.warnings)
+        if method == "PATCH" and target.name:
+            content_type = request.content_type
+            patch_type = PATCH_CONTENT_TYPES.get(content_type)
+            if patch_type is None:
+                raise ApiError(415, "UnsupportedMediaType",
+                               f"the body of the request was in an unknown format - accepted"
+                               f" media types include: {', '.join(PATCH_CONTENT_TYPES)}")
+            body = await _read_body(request, yaml_ok=patch_type == "apply")
+            if target.subresource == "scale":
+                result = self.ops.patch_scale(rt, target.namespace or "", target.name,
+                                              patch_type, body, opts)
+                return _json(result.obj, warnings=result.warnings)
+            result = self.ops.patch(rt, target.namespace or "", target.name, patch_type, body,
+                                    opts, target.subresource)
+            return self._respond(request, rt, result.obj, single=True,
+                                 code=201 if result.created else 200, warnings=result.warnings)
+        if method == "DELETE":
+            options = await _delete_options(request)
+            dry_run = opts.dry_run
+            if target.name:
+                obj, code = self.ops.delete(rt, target.namespace or "", target.name, options,
+                                            dry_run)
+                if not rt.custom and rt.kind not in _RETURNS_OBJECT_ON_DELETE:
+                    return _json(_success_status(rt, obj), code=code)
+                return self._respond(request, rt, obj, single=True, code=code)
+            self.ops.delete_collection(rt, target.namespace, options,
+                                       query.get("labelSelector", ""),
+                                       query.get("fieldSelector", ""), dry_run)
+            return _json({"kind": "Status", "apiVersion": "v1", "metadata": {},
+                          "status": "Success"})
+        raise method_not_allowed()
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def _get(self, target: Target) -> Json:
+        ns = target.namespace or ""
+        if target.subresource == "scale":
+            return self.ops.get_scale(target.rt, ns, target.name)
+        return self.ops.get(target.rt, ns, target.name)
+
+    def _list(self, request: web.Request, target: Target) -> web.StreamResponse:
+        q = request.query
+        try:
+            limit = int(q.get("limit", "0") or 0)
+        except ValueError:
+            raise bad_request("invalid limit") from None
+        result = self.ops.list_objects(
+            target.rt, target.namespace, label_selector=q.get("labelSelector", ""),
+            field_selector=q.get("fieldSelector", ""), limit=limit,
+            continue_token=q.get("continue", ""), resource_version=q.get("resourceVersion", ""),
+            resource_version_match=q.get("resourceVersionMatch", ""))
+        rt = target.rt
+        list_meta: Json = {"resourceVersion": result.resource_version}
+        if result.continue_token:
+            list_meta["continue"] = result.continue_token
+        if result.remaining is not None:
+            list_meta["remainingItemCount"] = result.remaining
+        accept = _accept(request)
+        if accept == "Table":
+            table = tables.to_table(rt, result.items, include_object=q.get(
+                "includeObject", "Metadata"), list_metadata=list_meta)
+            return _json(table)
+        if accept == "PartialObjectMetadata":
+            return _json({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
+                          "metadata": list_meta, "items": [_partial(o) for o in result.items]})
+        items = result.items if rt.custom else [
+            {k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in result.items]
+        return _json({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": list_meta,
+                      "items": items})
+
+    def _respond(self, request: web.Request, rt: ResourceType, obj: Json, *, single: bool,
+                 code: int = 200, warnings: list[str] | None = None) -> web.Response:
+        accept = _accept(request)
+        if accept == "Table" and obj.get("kind") == rt.kind:
+            return _json(tables.to_table(rt, [obj], include_object=request.query.get(
+                "includeObject", "Metadata")), code=code, warnings=warnings)
+        if accept == "PartialObjectMetadata" and obj.get("kind") == rt.kind:
+            return _json(_partial(obj), code=code, warnings=warnings)
+        return _json(obj, code=code, warnings=warnings)
+
+    def _write_options(self, request: web.Request) -> WriteOptions:
+        q = request.query
+        dry_run = q.getall("dryRun", [])
+        for value in dry_run:
+            if value != "All":
+                raise bad_request(f"dryRun: Unsupported value: \"{value}\":"
+                                  " supported values: \"All\"")
+        validation = q.get("fieldValidation", "Warn")
+        if validation not in ("Ignore", "Warn", "Strict"):
+            raise bad_request(f"fieldValidation: Unsupported value: \"{validation}\": supported"
+                              " values: \"Ignore\", \"Warn\", \"Strict\"")
+        force = _truthy(q.get("force"))
+        return WriteOptions(dry_run=bool(dry_run), manager=q.get("fieldManager", ""),
+                            field_validation=validation, force=force,
+                            user_agent=request.headers.get("User-Agent", ""))
+
+    # --- watch -----------------------------------------------------------------------------
+
+    async def _watch(self, request: web.Request, target: Target) -> web.StreamResponse:
+        q = request.query
+        rt = target.rt
+        labels = LabelSelector.parse(q.get("labelSelector", ""))
+        fields = FieldSelector.for_resource(q.get("fieldSelector", ""), rt)
+        if target.name:  # a watch on one object, e.g. /watch/.../pods/x
+            fields = FieldSelector.for_resource(",".join(filter(None, [
+                q.get("fieldSelector", ""), f"metadata.name={target.name}"])), rt)
+        namespace = target.namespace if rt.namespaced else None
+
+        def matches(obj: Json) -> bool:
+            meta = obj["metadata"]
+            if namespace is not None and meta.get("namespace") != namespace:
+                return False
+            return labels.matches(meta.get("labels")) and fields.matches(obj)
+
+        rv_param = q.get("resourceVersion", "")
+        bookmarks = _truthy(q.get("allowWatchBookmarks"))
+        send_initial = q.get("sendInitialEvents")
+        try:
+            timeout = float(q["timeoutSeconds"]) if "timeoutSeconds" in q else (
+                self.watch_settings.min_timeout * (1 + random.random()))
+        except ValueError:
+            raise bad_request("invalid timeoutSeconds") from None
+        as_table = _accept(request) == "Table"
+        storage = self.ops.storage
+        watcher = Watcher(resource=rt.stored_as, namespace=namespace, matches=matches)
+        initial: list[Json] = []
+        if rv_param in ("", "0") or _truthy(send_initial):
+            initial = [o for o in storage.list_objects(rt.stored_as, namespace) if matches(o)]
+            since = storage.rv
+        else:
+            try:
+                since = int(rv_param)
+            except ValueError:
+                raise bad_request(f"invalid resource version: {rv_param}") from None
+        if send_initial is not None and not _truthy(send_initial):
+            initial = []
+        backlog = storage.watch(watcher, since)
+
+        response = web.StreamResponse(status=200, headers={
+            "Content-Type": "application/json", "Cache-Control": "no-cache, private"})
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        first_table = [True]
+
+        async def send(event_type: str, obj: Json) -> None:
+            if as_table and event_type not in ("ERROR", "BOOKMARK"):
+                obj = tables.to_table(rt, [obj], include_object=q.get(
+                    "includeObject", "Metadata"))
+                if not first_table[0]:
+                    obj["columnDefinitions"] = []
+                first_table[0] = False
+            line = json.dumps({"type": event_type, "object": obj}, separators=(",", ":"))
+            await response.write(line.encode() + b"\n")
+
+        try:
+            if backlog is None:
+                err = gone(f"too old resource version: {since} "
+                           f"({storage.oldest_replayable_rv() + 1})")
+                await send("ERROR", err.status())
+                return response
+            for obj in initial:
+                await send(ADDED, self.ops._served(rt, obj))
+            if _truthy(send_initial) and bookmarks:
+                await send("BOOKMARK", _bookmark(rt, storage.rv, initial_end=True))
+            for change in backlog:
+                await self._send_change(send, rt, change, matches)
+            deadline = time.monotonic() + timeout
+            last_rv = max([since] + [c.rv for c in backlog])
+            next_bookmark = time.monotonic() + self.watch_settings.bookmark_interval
+            while True:
+                now = time.monotonic()
+                if now >= deadline:
+                    break
+                wait = deadline - now
+                if bookmarks:
+                    wait = min(wait, max(0.0, next_bookmark - now))
+                try:
+                    pending = await asyncio.wait_for(watcher.queue.get(), wait)
+                except TimeoutError:
+                    if bookmarks and time.monotonic() >= next_bookmark:
+                        await send("BOOKMARK", _bookmark(rt, max(last_rv, storage.rv)))
+                        next_bookmark = time.monotonic() + self.watch_settings.bookmark_interval
+                    continue
+                if pending is None:
+                    break
+                last_rv = pending.rv
+                await self._send_change(send, rt, pending, matches)
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            storage.unwatch(watcher)
+        with contextlib.suppress(ConnectionResetError, RuntimeError):
+            await response.write_eof()
+        return response
+
+    async def _send_change(self, send: Any, rt: ResourceType, change: Change,
+                           matches: Any) -> None:
+        new_ok = matches(change.obj)
+        old_ok = change.old is not None and matches(change.old)
+        if change.type == DELETED:
+            if new_ok or old_ok:
+                await send(DELETED, self.ops._served(rt, change.obj))
+            return
+        if new_ok and (old_ok or (change.type == MODIFIED and change.old is None)):
+            await send(MODIFIED if change.type == MODIFIED and change.old is not None else ADDED,
+                       self.ops._served(rt, change.obj))
+        elif new_ok:
+            await send(ADDED, self.ops._served(rt, change.obj))
+        elif old_ok and change.old is not None:
+            gone_obj = {**change.old, "metadata": {**change.old["metadata"],
+                                                   "resourceVersion": str(change.rv)}}
+            await send(DELETED, self.ops._served(rt, gone_obj))
+
+
+_RETURNS_OBJECT_ON_DELETE = {"Pod", "Namespace", "Service", "PersistentVolumeClaim",
+                             "CustomResourceDefinition", "Deployment", "ReplicaSet",
+                             "StatefulSet", "DaemonSet", "Job", "Node"}
+
+
+def _success_status(rt: ResourceType, obj: Json) -> Json:
+    details: Json = {"name": obj["metadata"]["name"], "kind": rt.plural,
+                     "uid": obj["metadata"].get("uid", "")}
+    if rt.group:
+        details["group"] = rt.group
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
+            "details": details}
+
+
+def _bookmark(rt: ResourceType, rv: int, initial_end: bool = False) -> Json:
+    meta: Json = {"resourceVersion": str(rv)}
+    if initial_end:
+        meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+    return {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}
+
+
+def _partial(obj: Json) -> Json:
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1",
+            "metadata": obj["metadata"]}
+
+
+def _accept(request: web.Request) -> str:
+    """'Table', 'PartialObjectMetadata' or '' from the Accept header's first JSON choice."""
+    for choice in request.headers.get("Accept", "").split(","):
+        params = dict(
+            p.strip().split("=", 1) for p in choice.split(";")[1:] if "=" in p)
+        media = choice.split(";")[0].strip()
+        if media not in ("application/json", "*/*", ""):
+            continue
+        as_ = params.get("as", "")
+        if as_ == "Table" and params.get("g") == "meta.k8s.io":
+            return "Table"
+        if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList"):
+            return "PartialObjectMetadata"
+        if not as_:
+            return ""
+    return ""
+
+
+def _truthy(value: str | None) -> bool:
+    return value in ("true", "1", "True")
+
+
+def _page_not_found() -> ApiError:
+    return ApiError(404, "NotFound", "the server could not find the requested resource",
+                    {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not"
+                                 " found"}]})
+
+
+async def _read_body(request: web.Request, yaml_ok: bool = True) -> Any:
+    raw = await _raw_body(request)
+    if not raw.strip():
+        raise bad_request("the body of the request was empty")
+    content_type = request.content_type
+    try:
+        if content_type in ("application/json", "application/json-patch+json",
+                            "application/merge-patch+json",
+                            "application/strategic-merge-patch+json"):
+            return json.loads(raw)
+        if yaml_ok and ("yaml" in content_type or content_type == "application/apply-patch+yaml"):
+            return yaml.safe_load(raw)
+        if content_type in ("", "application/octet-stream", "text/plain"):
+            return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise bad_request(f"couldn't get version/kind; json parse error: {err}") from None
+    except yaml.YAMLError as err:
+        raise bad_request(f"error converting YAML to JSON: {err}") from None
+    raise ApiError(415, "UnsupportedMediaType",
+                   f'the body of the request was in an unknown format - accepted media types'
+                   f' include: application/json, application/yaml (got "{content_type}")')
+
+
+async def _raw_body(request: web.Request) -> bytes:
+    if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
+        raise _too_large()
+    chunks = []
+    size = 0
+    async for chunk in request.content.iter_chunked(65536):
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise _too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _too_large() -> ApiError:
+    return ApiError(413, "RequestEntityTooLarge",
+                    f"Request entity too large: limit is {MAX_BODY_BYTES}")
+
+
+async def _delete_options(request: web.Request) -> Json:
+    options: Json = {}
+    raw = await _raw_body(request)
+    if raw.strip():
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError as err:
+            raise bad_request(f"couldn't get version/kind; json parse error: {err}") from None
+        if isinstance(body, dict):
+            options.update(body)
+    q = request.query
+    if "propagationPolicy" in q:
+        options["propagationPolicy"] = q["propagationPolicy"]
+    if "gracePeriodSeconds" in q:
+        with contextlib.suppress(ValueError):
+            options["gracePeriodSeconds"] = int(q["gracePeriodSeconds"])
+    if "orphanDependents" in q:
+        options["orphanDependents"] = _truthy(q["orphanDependents"])
+    return options
+
+
+def _json(obj: Json, code: int = 200, warnings: list[str] | None = None) -> web.Response:
+    headers = {}
+    if warnings:
+        headers["Warning"] = ", ".join(
+            '299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"' for w in warnings)
+    return web.Response(body=json.dumps(obj, separators=(",", ":")).encode(), status=code,
+                        content_type="application/json", headers=headers)
+
+
+__all__ = ["MAX_BODY_BYTES", "ResourceApi", "WatchSettings"]

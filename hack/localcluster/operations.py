@@ -1,0 +1,674 @@
+"""The verbs of the API server (create, get, list, update, patch, delete) with their semantics.
+
+This is the layer between HTTP and storage: it resolves versions, applies defaults, validation,
+schemas, patches and server-side apply, keeps metadata (uid, resourceVersion, generation,
+managedFields, finalizers, deletionTimestamp) the way kube-apiserver does, and reports failures
+as `ApiError`s. It knows nothing of HTTP.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import random
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from . import apply as ssa
+from . import builtin_rules, patch, schema
+from .errors import (
+    ApiError,
+    Cause,
+    already_exists,
+    bad_request,
+    conflict,
+    invalid_object,
+    not_found,
+)
+from .metadata_rules import metadata_errors
+from .registry import Registry, ResourceType
+from .selectors import FieldSelector, LabelSelector
+from .storage import DELETED, Storage
+
+Json = dict[str, Any]
+
+CRD_CLEANUP = "customresourcecleanup.apiextensions.k8s.io"
+_GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_SERVER_OWNED_META = ("uid", "creationTimestamp", "resourceVersion", "generation",
+                      "deletionTimestamp", "deletionGracePeriodSeconds")
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class WriteOptions:
+    """Query parameters shared by writes."""
+
+    dry_run: bool = False
+    manager: str = ""
+    field_validation: str = "Warn"
+    force: bool = False
+    user_agent: str = ""
+
+
+@dataclass
+class WriteResult:
+    """What a write returns: the object, whether it was created, and warnings to send."""
+
+    obj: Json
+    created: bool = False
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ListResult:
+    """A page of a list."""
+
+    items: list[Json]
+    resource_version: str
+    continue_token: str = ""
+    remaining: int | None = None
+
+
+class Operations:
+    """kube-apiserver's request semantics over `Storage` and `Registry`."""
+
+    def __init__(self, storage: Storage, registry: Registry) -> None:
+        self.storage = storage
+        self.registry = registry
+        self.cluster_ips = builtin_rules.ClusterIPAllocator()
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _served(self, rt: ResourceType, obj: Json) -> Json:
+        """An object as served at `rt`'s version (conversion strategy None: apiVersion only)."""
+        if obj.get("apiVersion") == rt.api_version:
+            return obj
+        return {**obj, "apiVersion": rt.api_version}
+
+    def _stored(self, rt: ResourceType, obj: Json) -> Json:
+        storage_version = rt.storage_version or rt.version
+        api_version = f"{rt.group}/{storage_version}" if rt.group else storage_version
+        obj["apiVersion"] = api_version
+        return obj
+
+    def _require_namespace(self, rt: ResourceType, namespace: str, creating: bool) -> None:
+        if not rt.namespaced:
+            return
+        ns = self.storage.get(("", "namespaces"), "", namespace)
+        if ns is None:
+            raise not_found("", "namespaces", namespace)
+        if creating and ns["metadata"].get("deletionTimestamp"):
+            raise ApiError(
+                403, "Forbidden",
+                f'{rt.group_resource} is forbidden: unable to create new content in namespace'
+                f' {namespace} because it is being terminated',
+                {"kind": rt.plural, "causes": [{
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace"}]},
+            )
+
+    def _check_body(self, rt: ResourceType, body: Any, namespace: str) -> Json:
+        if not isinstance(body, dict):
+            raise bad_request("the body of the request was not a JSON object")
+        kind, api_version = body.get("kind"), body.get("apiVersion")
+        if kind is not None and kind != rt.kind:
+            raise bad_request(
+                f"{rt.kind} in version \"{rt.version}\" cannot be handled as a {rt.kind}: "
+                f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})")
+        if api_version is not None and api_version != rt.api_version:
+            raise bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API"
+                f" version ({rt.api_version})")
+        meta = body.get("metadata")
+        if meta is None:
+            body["metadata"] = meta = {}
+        if not isinstance(meta, dict):
+            raise bad_request(f"{rt.kind} in version \"{rt.version}\" cannot be handled as a "
+                              f"{rt.kind}: metadata must be an object")
+        body_ns = meta.get("namespace")
+        if rt.namespaced:
+            if body_ns and body_ns != namespace:
+                raise bad_request("the namespace of the provided object does not match the"
+                                  " namespace sent on the request")
+            meta["namespace"] = namespace
+        body["kind"] = rt.kind
+        body["apiVersion"] = rt.api_version
+        return body
+
+    def _schema_pass(self, rt: ResourceType, obj: Json, opts: WriteOptions,
+                     warnings: list[str]) -> list[Cause]:
+        """Prune, default and validate a custom object against its schema."""
+        if not rt.custom or rt.schema is None:
+            return []
+        unknown = schema.prune(obj, rt.schema)
+        if unknown:
+            if opts.field_validation == "Strict":
+                raise bad_request(
+                    f"{rt.kind} in version \"{rt.version}\" cannot be handled as a {rt.kind}: "
+                    "strict decoding error: "
+                    + ", ".join(f'unknown field "{p}"' for p in unknown))
+            if opts.field_validation == "Warn":
+                warnings.extend(f'unknown field "{p}"' for p in unknown)
+        schema.apply_defaults(obj, rt.schema)
+        return schema.validate(obj, rt.schema)
+
+    def _validate(self, rt: ResourceType, obj: Json, old: Json | None,
+                  extra: list[Cause]) -> None:
+        causes = metadata_errors(rt.kind, obj.get("metadata"), rt.namespaced)
+        causes.extend(extra)
+        causes.extend(builtin_rules.validation_errors(rt, obj, old))
+        if old is not None:
+            new_meta, old_meta = obj["metadata"], old["metadata"]
+            old_finalizers = set(old_meta.get("finalizers") or [])
+            added = [f for f in new_meta.get("finalizers") or [] if f not in old_finalizers]
+            if old_meta.get("deletionTimestamp") and added:
+                causes.append(Cause("FieldValueForbidden",
+                                    "Forbidden: no new finalizers can be added if the object is"
+                                    " being deleted, found new finalizers " + json.dumps(added),
+                                    "metadata.finalizers"))
+        if causes:
+            name = obj.get("metadata", {}).get("name") or obj.get("metadata", {}).get(
+                "generateName", "")
+            raise invalid_object(rt.group, rt.kind, name, causes)
+
+    def _bump_generation(self, rt: ResourceType, new: Json, old: Json) -> None:
+        if "generation" not in old["metadata"]:
+            return
+        skip = {"metadata", "status", "apiVersion", "kind"} if rt.has_status else {
+            "metadata", "apiVersion", "kind"}
+        changed = any(new.get(k) != old.get(k) for k in set(new) | set(old) if k not in skip)
+        new["metadata"]["generation"] = old["metadata"]["generation"] + (1 if changed else 0)
+
+    # --- get / list ------------------------------------------------------------------------
+
+    def get(self, rt: ResourceType, namespace: str, name: str) -> Json:
+        obj = self.storage.get(rt.stored_as, namespace if rt.namespaced else "", name)
+        if obj is None:
+            raise not_found(rt.group, rt.plural, name)
+        return self._served(rt, obj)
+
+    def list_objects(self, rt: ResourceType, namespace: str | None, *, label_selector: str = "",
+             field_selector: str = "", limit: int = 0, continue_token: str = "",
+             resource_version: str = "", resource_version_match: str = "") -> ListResult:
+        labels = LabelSelector.parse(label_selector)
+        fields = FieldSelector.for_resource(field_selector, rt)
+        ns = namespace if rt.namespaced else None
+        start = ""
+        if continue_token:
+            try:
+                token = json.loads(base64.urlsafe_b64decode(continue_token.encode()))
+                start = str(token["start"])
+            except (ValueError, KeyError, TypeError):
+                raise bad_request("continue key is not valid: invalid continue token") from None
+        current = self.storage.rv
+        objs = self._objects_at(rt, ns, resource_version, resource_version_match)
+        items: list[Json] = []
+        remaining = 0
+        last_key = ""
+        for obj in objs:
+            meta = obj["metadata"]
+            key = f"{meta.get('namespace', '')}/{meta['name']}"
+            if start and key <= start:
+                continue
+            if not (labels.matches(meta.get("labels")) and fields.matches(obj)):
+                continue
+            if limit and len(items) >= limit:
+                remaining += 1
+                continue
+            items.append(self._served(rt, obj))
+            last_key = key
+        token = ""
+        if remaining:
+            token = base64.urlsafe_b64encode(
+                json.dumps({"rv": current, "start": last_key}).encode()).decode()
+        return ListResult(items, str(current), token, remaining if remaining else None)
+
+    def _objects_at(self, rt: ResourceType, ns: str | None, resource_version: str,
+                    match: str) -> list[Json]:
+        if resource_version in ("", "0"):
+            if match == "Exact":
+                raise invalid_object("meta.k8s.io", "ListOptions", "", [Cause(
+                    "FieldValueForbidden",
+                    'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion'
+                    ' "0"', "resourceVersionMatch")])
+            return self.storage.list_objects(rt.stored_as, ns)
+        try:
+            wanted = int(resource_version)
+        except ValueError:
+            raise bad_request(f"invalid resourceVersion: {resource_version}") from None
+        if match not in ("", "NotOlderThan", "Exact"):
+            raise bad_request(f"unknown resourceVersionMatch: {match}")
+        if wanted > self.storage.rv:
+            raise ApiError(504, "Timeout", f"Too large resource version: {wanted}, current:"
+                           f" {self.storage.rv}", {"causes": [{
+                               "reason": "ResourceVersionTooLarge",
+                               "message": "Too large resource version"}],
+                               "retryAfterSeconds": 1})
+        if match != "Exact" or wanted == self.storage.rv:
+            return self.storage.list_objects(rt.stored_as, ns)
+        return self._snapshot(rt, ns, wanted)
+
+    def _snapshot(self, rt: ResourceType, ns: str | None, at: int) -> list[Json]:
+        """The objects as they were at version `at`, rebuilt by undoing later history."""
+        if at < self.storage.oldest_replayable_rv():
+            oldest = self.storage.oldest_replayable_rv()
+            raise ApiError(410, "Expired", f"too old resource version: {at} ({oldest})")
+        state = {(o["metadata"].get("namespace", ""), o["metadata"]["name"]): o
+                 for o in self.storage.list_objects(rt.stored_as, ns)}
+        for change in reversed(list(self.storage._history)):
+            if change.rv <= at:
+                break
+            if change.resource != rt.stored_as:
+                continue
+            meta = change.obj["metadata"]
+            key = (meta.get("namespace", ""), meta["name"])
+            if ns is not None and key[0] != ns:
+                continue
+            if change.old is None:
+                state.pop(key, None)
+            else:
+                state[key] = change.old
+        return [state[k] for k in sorted(state)]
+
+    # --- create ----------------------------------------------------------------------------
+
+    def create(self, rt: ResourceType, namespace: str, body: Any,
+               opts: WriteOptions) -> WriteResult:
+        obj = self._check_body(rt, copy.deepcopy(body), namespace)
+        meta = obj["metadata"]
+        if not meta.get("name") and meta.get("generateName"):
+            suffix = "".join(random.choice(_GENERATE_ALPHABET) for _ in range(5))
+            meta["name"] = str(meta["generateName"])[:58] + suffix
+        if rt.namespaced and not namespace:
+            raise bad_request("the namespace of the object could not be determined")
+        self._require_namespace(rt, namespace, creating=True)
+        for key in _SERVER_OWNED_META:
+            meta.pop(key, None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_rfc3339()
+        if rt.custom or rt.kind in builtin_rules.GENERATION_KINDS:
+            meta["generation"] = 1
+        warnings: list[str] = []
+        if rt.custom and rt.has_status:
+            obj.pop("status", None)
+        builtin_rules.prepare_for_create(rt, obj)
+        extra = self._schema_pass(rt, obj, opts, warnings)
+        self._validate(rt, obj, None, extra)
+        name = meta["name"]
+        if self.storage.get(rt.stored_as, namespace if rt.namespaced else "", name) is not None:
+            raise already_exists(rt.group, rt.plural, name)
+        builtin_rules.apply_defaults(rt, obj, self.cluster_ips)
+        obj = ssa.track_update(None, obj, manager=opts.manager or ssa.default_manager(
+            opts.user_agent), rt=rt, operation="Update", now=now_rfc3339()) \
+            if "managedFields" not in body.get("metadata", {}) else obj
+        return WriteResult(self._commit(rt, obj, opts), created=True, warnings=warnings)
+
+    def _commit(self, rt: ResourceType, obj: Json, opts: WriteOptions) -> Json:
+        obj = self._stored(rt, obj)
+        obj["metadata"]["resourceVersion"] = str(self.storage.next_rv())
+        if opts.dry_run:
+            return self._served(rt, obj)
+        self.storage.put(rt.stored_as, obj)
+        return self._served(rt, obj)
+
+    # --- update ----------------------------------------------------------------------------
+
+    def update(self, rt: ResourceType, namespace: str, name: str, body: Any,
+               opts: WriteOptions, subresource: str = "") -> WriteResult:
+        obj = self._check_body(rt, copy.deepcopy(body), namespace)
+        meta = obj["metadata"]
+        if meta.get("name") and meta["name"] != name:
+            raise bad_request("the name of the object (" + str(meta["name"]) + ") does not"
+                              " match the name on the URL (" + name + ")")
+        meta["name"] = name
+        old = self.storage.get(rt.stored_as, namespace if rt.namespaced else "", name)
+        if old is None:
+            raise not_found(rt.group, rt.plural, name)
+        rv = meta.get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise conflict(rt.group, rt.plural, name, "the object has been modified; please"
+                           " apply your changes to the latest version and try again")
+        return self._write_over(rt, old, obj, opts, subresource,
+                                track=lambda o, n: ssa.track_update(
+                                    o, n, manager=opts.manager or ssa.default_manager(
+                                        opts.user_agent), rt=rt, operation="Update",
+                                    subresource=subresource, now=now_rfc3339()))
+
+    def _write_over(self, rt: ResourceType, old: Json, obj: Json, opts: WriteOptions,
+                    subresource: str, track: Any) -> WriteResult:
+        """The common tail of update, patch and apply on an existing object."""
+        old_served = self._served(rt, old)
+        meta = obj["metadata"]
+        if subresource == "status":
+            status = obj.get("status")
+            managed = meta.get("managedFields")
+            obj = copy.deepcopy(old_served)
+            if status is None:
+                obj.pop("status", None)
+            else:
+                obj["status"] = status
+            if managed is not None:
+                obj["metadata"]["managedFields"] = managed
+            meta = obj["metadata"]
+        else:
+            if rt.has_status:
+                if "status" in old_served:
+                    obj["status"] = copy.deepcopy(old_served["status"])
+                else:
+                    obj.pop("status", None)
+            for key in _SERVER_OWNED_META:
+                if key == "resourceVersion":
+                    continue
+                if key in old["metadata"]:
+                    meta[key] = old["metadata"][key]
+                else:
+                    meta.pop(key, None)
+        meta["resourceVersion"] = old["metadata"]["resourceVersion"]
+        warnings: list[str] = []
+        extra = self._schema_pass(rt, obj, opts, warnings) if subresource != "status" else []
+        if rt.custom and subresource == "status" and rt.schema is not None:
+            extra = schema.validate(obj, rt.schema)
+        self._validate(rt, obj, old_served, extra)
+        builtin_rules.apply_defaults(rt, obj, self.cluster_ips)
+        self._bump_generation(rt, obj, old_served)
+        obj = track(old_served, obj)
+        if _same_ignoring_managed_times(obj, old_served):
+            return WriteResult(old_served, warnings=warnings)
+        if old["metadata"].get("deletionTimestamp") and not obj["metadata"].get("finalizers"):
+            return WriteResult(self._finalize_delete(rt, obj, opts), warnings=warnings)
+        return WriteResult(self._commit(rt, obj, opts), warnings=warnings)
+
+    # --- patch -----------------------------------------------------------------------------
+
+    def patch(self, rt: ResourceType, namespace: str, name: str, patch_type: str,
+              body: Any, opts: WriteOptions, subresource: str = "") -> WriteResult:
+        ns = namespace if rt.namespaced else ""
+        old = self.storage.get(rt.stored_as, ns, name)
+        if patch_type == "apply":
+            return self._apply(rt, namespace, name, old, body, opts, subresource)
+        if old is None:
+            raise not_found(rt.group, rt.plural, name)
+        current = copy.deepcopy(self._served(rt, old))
+        if patch_type == "merge":
+            patched = patch.json_merge_patch(current, body)
+        elif patch_type == "json":
+            patched = patch.json_patch(current, body)
+        elif patch_type == "strategic":
+            if rt.custom:
+                raise ApiError(415, "UnsupportedMediaType",
+                               "strategic merge patch is not supported for custom resources;"
+                               " use application/merge-patch+json or application/json-patch+json")
+            patched = patch.strategic_merge_patch(current, body, rt.kind)
+        else:
+            raise ApiError(415, "UnsupportedMediaType", f"unsupported patch type {patch_type}")
+        if not isinstance(patched, dict):
+            raise bad_request("the patched object is not a JSON object")
+        rv = (patched.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != old["metadata"]["resourceVersion"]:
+            raise conflict(rt.group, rt.plural, name, "the object has been modified; please"
+                           " apply your changes to the latest version and try again")
+        patched.setdefault("metadata", {})["name"] = name
+        obj = self._check_body(rt, patched, namespace)
+        return self._write_over(rt, old, obj, opts, subresource,
+                                track=lambda o, n: ssa.track_update(
+                                    o, n, manager=opts.manager or ssa.default_manager(
+                                        opts.user_agent), rt=rt, operation="Update",
+                                    subresource=subresource, now=now_rfc3339()))
+
+    def _apply(self, rt: ResourceType, namespace: str, name: str, old: Json | None,
+               body: Any, opts: WriteOptions, subresource: str) -> WriteResult:
+        if not opts.manager:
+            raise bad_request("fieldManager is required for apply requests")
+        if not isinstance(body, dict):
+            raise bad_request("the body of the apply request was not a JSON or YAML object")
+        body = copy.deepcopy(body)
+        meta = body.setdefault("metadata", {})
+        if meta.get("name") and meta["name"] != name:
+            raise bad_request(f"the name of the object ({meta['name']}) does not match the name"
+                              f" on the URL ({name})")
+        meta["name"] = name
+        self._check_body(rt, copy.deepcopy(body), namespace)
+        if rt.namespaced:
+            meta["namespace"] = namespace
+        now = now_rfc3339()
+        if old is None:
+            if subresource:
+                raise not_found(rt.group, rt.plural, name)
+            created = ssa.server_side_apply(None, body, manager=opts.manager, force=opts.force,
+                                            rt=rt, now=now)
+            self._check_body(rt, created, namespace)
+            result = self._create_applied(rt, namespace, created, opts)
+            return result
+        old_served = self._served(rt, old)
+        merged = ssa.server_side_apply(copy.deepcopy(old_served), body, manager=opts.manager,
+                                       force=opts.force, rt=rt, subresource=subresource, now=now)
+        obj = self._check_body(rt, merged, namespace)
+        return self._write_over(rt, old, obj, opts, subresource, track=lambda o, n: n)
+
+    def _create_applied(self, rt: ResourceType, namespace: str, obj: Json,
+                        opts: WriteOptions) -> WriteResult:
+        """Create by apply: like create, but managedFields come from the apply."""
+        managed = obj["metadata"].get("managedFields")
+        result = self.create(rt, namespace, obj, opts)
+        if managed is not None and not opts.dry_run:
+            stored = self.storage.get(rt.stored_as, namespace if rt.namespaced else "",
+                                      result.obj["metadata"]["name"])
+            assert stored is not None
+            stored["metadata"]["managedFields"] = managed
+        return result
+
+    # --- delete ----------------------------------------------------------------------------
+
+    def delete(self, rt: ResourceType, namespace: str, name: str, options: Json,
+               dry_run: bool = False) -> tuple[Json, int]:
+        """Delete per DeleteOptions; returns (body, HTTP code): 200 done, 202 pending."""
+        ns = namespace if rt.namespaced else ""
+        old = self.storage.get(rt.stored_as, ns, name)
+        if old is None:
+            raise not_found(rt.group, rt.plural, name)
+        pre = options.get("preconditions") or {}
+        if pre.get("uid") and pre["uid"] != old["metadata"]["uid"]:
+            raise conflict(rt.group, rt.plural, name,
+                           f"Precondition failed: UID in precondition: {pre['uid']}, UID in"
+                           f" object meta: {old['metadata']['uid']}")
+        if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"][
+                "resourceVersion"]:
+            raise conflict(rt.group, rt.plural, name,
+                           f"Precondition failed: ResourceVersion in precondition:"
+                           f" {pre['resourceVersion']}, ResourceVersion in object meta:"
+                           f" {old['metadata']['resourceVersion']}")
+        if rt.kind == "Namespace" and name in ("default", "kube-system", "kube-public"):
+            raise ApiError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace'
+                           " may not be deleted", {"name": name, "kind": "namespaces"})
+        policy = options.get("propagationPolicy") or ("Orphan" if options.get(
+            "orphanDependents") else "Background")
+        if policy not in ("Background", "Foreground", "Orphan"):
+            raise invalid_object("meta.k8s.io", "DeleteOptions", "", [Cause(
+                "FieldValueNotSupported", f'Unsupported value: "{policy}": supported values:'
+                ' "Foreground", "Background", "Orphan"', "propagationPolicy")])
+        obj = copy.deepcopy(old)
+        meta = obj["metadata"]
+        finalizers = list(meta.get("finalizers") or [])
+        if rt.kind == "CustomResourceDefinition" and CRD_CLEANUP not in finalizers:
+            finalizers.append(CRD_CLEANUP)
+        if policy == "Foreground" and "foregroundDeletion" not in finalizers:
+            finalizers.append("foregroundDeletion")
+        if policy == "Orphan" and "orphan" not in finalizers:
+            finalizers.append("orphan")
+        if policy == "Background":
+            finalizers = [f for f in finalizers if f not in ("orphan", "foregroundDeletion")]
+        pending = bool(finalizers) or (rt.kind == "Namespace")
+        graceful = rt.kind == "Pod" and bool((obj.get("spec") or {}).get("nodeName")) and \
+            options.get("gracePeriodSeconds", 1) != 0
+        if not pending and not graceful:
+            if dry_run:
+                return self._served(rt, obj), 200
+            self._finalize_delete(rt, obj, WriteOptions())
+            return self._served(rt, obj), 200
+        if meta.get("deletionTimestamp") and finalizers == list(meta.get("finalizers") or []):
+            return self._served(rt, old), 202 if rt.kind != "Namespace" else 200
+        meta["finalizers"] = finalizers
+        if not meta.get("deletionTimestamp"):
+            meta["deletionTimestamp"] = now_rfc3339()
+            grace = 0
+            if graceful:
+                grace = int(options.get("gracePeriodSeconds") or (obj.get("spec") or {}).get(
+                    "terminationGracePeriodSeconds", 30))
+            meta["deletionGracePeriodSeconds"] = grace
+        if rt.kind == "Namespace":
+            obj.setdefault("status", {})["phase"] = "Terminating"
+        if not meta["finalizers"]:
+            meta.pop("finalizers")
+        served = self._commit(rt, obj, WriteOptions(dry_run=dry_run))
+        return served, 200 if rt.kind == "Namespace" else 202
+
+    def _finalize_delete(self, rt: ResourceType, obj: Json, opts: WriteOptions) -> Json:
+        """Remove the object for good (no finalizers left)."""
+        if opts.dry_run:
+            return self._served(rt, obj)
+        if rt.kind == "Service":
+            ip = (obj.get("spec") or {}).get("clusterIP")
+            if ip and ip != "None":
+                self.cluster_ips.release(ip)
+        change = self.storage.remove(rt.stored_as, obj, self.storage.next_rv())
+        assert change.type == DELETED
+        return self._served(rt, change.obj)
+
+    def finalize_namespace(self, rt: ResourceType, body: Json) -> Json:
+        """PUT namespaces/<name>/finalize: set spec.finalizers; remove the namespace when done."""
+        name = body["metadata"]["name"]
+        old = self.storage.get(rt.stored_as, "", name)
+        if old is None:
+            raise not_found("", "namespaces", name)
+        obj = copy.deepcopy(old)
+        obj.setdefault("spec", {})["finalizers"] = list(
+            (body.get("spec") or {}).get("finalizers") or [])
+        if not obj["spec"]["finalizers"]:
+            obj["spec"].pop("finalizers")
+        if obj == old:
+            return self._served(rt, old)
+        if (obj["metadata"].get("deletionTimestamp") and not obj["spec"].get("finalizers")
+                and not obj["metadata"].get("finalizers")):
+            return self._finalize_delete(rt, obj, WriteOptions())
+        return self._commit(rt, obj, WriteOptions())
+
+    def delete_collection(self, rt: ResourceType, namespace: str | None, options: Json,
+                          label_selector: str, field_selector: str,
+                          dry_run: bool = False) -> list[Json]:
+        listed = self.list_objects(rt, namespace, label_selector=label_selector,
+                           field_selector=field_selector)
+        out = []
+        for obj in listed.items:
+            try:
+                body, _ = self.delete(rt, obj["metadata"].get("namespace", ""),
+                                      obj["metadata"]["name"], options, dry_run)
+                out.append(body)
+            except ApiError as err:
+                if err.code != 404:
+                    raise
+        return out
+
+    # --- scale -----------------------------------------------------------------------------
+
+    def get_scale(self, rt: ResourceType, namespace: str, name: str) -> Json:
+        assert rt.scale is not None
+        obj = self.get(rt, namespace, name)
+        return _to_scale(rt, obj)
+
+    def update_scale(self, rt: ResourceType, namespace: str, name: str, scale: Any,
+                     opts: WriteOptions) -> WriteResult:
+        assert rt.scale is not None
+        if not isinstance(scale, dict):
+            raise bad_request("the body of the request was not a JSON object")
+        replicas = (scale.get("spec") or {}).get("replicas")
+        if not isinstance(replicas, int) or isinstance(replicas, bool):
+            raise invalid_object("autoscaling", "Scale", name, [Cause(
+                "FieldValueRequired", "Required value", "spec.replicas")])
+        if replicas < 0:
+            raise invalid_object("autoscaling", "Scale", name, [Cause(
+                "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or"
+                " equal to 0", "spec.replicas")])
+        current = copy.deepcopy(self.get(rt, namespace, name))
+        rv = (scale.get("metadata") or {}).get("resourceVersion")
+        if rv and rv != current["metadata"]["resourceVersion"]:
+            raise conflict(rt.group, rt.plural, name, "the object has been modified; please"
+                           " apply your changes to the latest version and try again")
+        _set_path(current, rt.scale.spec_replicas_path, replicas)
+        result = self.update(rt, namespace, name, current, opts)
+        return WriteResult(_to_scale(rt, result.obj), warnings=result.warnings)
+
+    def patch_scale(self, rt: ResourceType, namespace: str, name: str, patch_type: str,
+                    body: Any, opts: WriteOptions) -> WriteResult:
+        scale = self.get_scale(rt, namespace, name)
+        if patch_type == "merge":
+            patched = patch.json_merge_patch(scale, body)
+        elif patch_type == "json":
+            patched = patch.json_patch(scale, body)
+        elif patch_type == "strategic":
+            patched = patch.strategic_merge_patch(scale, body, "Scale")
+        else:
+            raise ApiError(415, "UnsupportedMediaType",
+                           "apply patches are not supported on the scale subresource")
+        return self.update_scale(rt, namespace, name, patched, opts)
+
+
+def _get_path(obj: Json, path: str) -> Any:
+    cur: Any = obj
+    for part in path.strip(".").split("."):
+        if not isinstance(cur, dict):
+            return None
+        cur = cur.get(part)
+    return cur
+
+
+def _set_path(obj: Json, path: str, value: Any) -> None:
+    parts = path.strip(".").split(".")
+    cur = obj
+    for part in parts[:-1]:
+        cur = cur.setdefault(part, {})
+    cur[parts[-1]] = value
+
+
+def _to_scale(rt: ResourceType, obj: Json) -> Json:
+    """The autoscaling/v1 Scale view of an object."""
+    assert rt.scale is not None
+    from .selectors import label_selector_string
+
+    meta = obj["metadata"]
+    status: Json = {"replicas": _get_path(obj, rt.scale.status_replicas_path) or 0}
+    if rt.custom:
+        if rt.scale.label_selector_path:
+            selector = _get_path(obj, rt.scale.label_selector_path)
+            if isinstance(selector, str) and selector:
+                status["selector"] = selector
+    else:
+        selector_obj = (obj.get("spec") or {}).get("selector")
+        if isinstance(selector_obj, dict):
+            status["selector"] = label_selector_string(selector_obj)
+    scale_meta = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",
+                                        "creationTimestamp") if k in meta}
+    spec_replicas = _get_path(obj, rt.scale.spec_replicas_path)
+    return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": scale_meta,
+            "spec": {"replicas": spec_replicas} if spec_replicas is not None else {},
+            "status": status}
+
+
+def _same_ignoring_managed_times(a: Json, b: Json) -> bool:
+    """Whether a write changes nothing but managedFields timestamps (a no-op for etcd)."""
+    if {k: v for k, v in a.items() if k != "metadata"} != {
+            k: v for k, v in b.items() if k != "metadata"}:
+        return False
+    ma, mb = a["metadata"], b["metadata"]
+    if {k: v for k, v in ma.items() if k != "managedFields"} != {
+            k: v for k, v in mb.items() if k != "managedFields"}:
+        return False
+    strip = [{k: v for k, v in e.items() if k != "time"} for e in ma.get("managedFields") or []]
+    strip_b = [{k: v for k, v in e.items() if k != "time"} for e in mb.get("managedFields") or []]
+    return strip == strip_b

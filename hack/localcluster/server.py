@@ -1,0 +1,209 @@
+"""The local API server process: HTTPS, bearer-token auth, request accounting, lifecycle.
+
+`LocalCluster` is the one public entry: start it in-process (tests) or through
+`python -m hack.localcluster` (developers, e2e), then point any Kubernetes client at the
+kubeconfig it writes.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+import tempfile
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+import yaml
+from aiohttp import web
+
+from . import discovery, tls
+from .errors import ApiError
+from .http_api import ResourceApi, WatchSettings
+from .operations import Operations, WriteOptions
+from .registry import Registry
+from .request_stats import RequestKey, RequestStats, classify
+from .storage import Storage
+from .system_controllers import SystemControllers
+
+log = structlog.get_logger("localcluster")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+@dataclass
+class ClusterConfig:
+    """How to run a local cluster; every delay is short in tests and configurable."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    data_dir: Path | None = None
+    token: str = field(default_factory=lambda: secrets.token_urlsafe(24))
+    history_limit: int = 20_000
+    bookmark_interval: float = 60.0
+    watch_min_timeout: float = 1800.0
+
+
+class LocalCluster:
+    """A Kubernetes API server on loopback, with storage, CRDs, GC and request counts."""
+
+    def __init__(self, config: ClusterConfig | None = None) -> None:
+        self.config = config or ClusterConfig()
+        self.registry = Registry()
+        self.storage = Storage(self.config.history_limit,
+                               self.config.data_dir / "state" if self.config.data_dir else None)
+        self.ops = Operations(self.storage, self.registry)
+        self.controllers = SystemControllers(self.ops)
+        self.api = ResourceApi(self.ops, WatchSettings(self.config.bookmark_interval,
+                                                       self.config.watch_min_timeout))
+        self.stats = RequestStats()
+        self._runner: web.AppRunner | None = None
+        self._workdir = Path(tempfile.mkdtemp(prefix="localcluster-"))
+        self.certs = tls.load_or_generate(self.config.data_dir / "pki" if self.config.data_dir
+                                          else None)
+        self.port = 0
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        self._bootstrap()
+        self.controllers.restore()
+        self.controllers.start()
+        app = web.Application(middlewares=[self._middleware], client_max_size=0)
+        app.router.add_route("*", "/{tail:.*}", self._route)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                                     shutdown_timeout=0.5)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.config.host, self.config.port,
+                           ssl_context=self.certs.server_context(self._workdir),
+                           backlog=1024, reuse_address=True)
+        await site.start()
+        self.port = _bound_port(site)
+
+    async def stop(self) -> None:
+        self.storage.close_all_watches()
+        await self.controllers.stop()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        self.storage.close()
+
+    async def __aenter__(self) -> LocalCluster:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @property
+    def url(self) -> str:
+        return f"https://{self.config.host}:{self.port}"
+
+    def _bootstrap(self) -> None:
+        rt = self.registry.get("", "v1", "namespaces")
+        assert rt is not None
+        for name in DEFAULT_NAMESPACES:
+            if self.storage.get(rt.stored_as, "", name) is None:
+                self.ops.create(rt, "", {"metadata": {"name": name}},
+                                WriteOptions(manager="kube-apiserver"))
+
+    async def settle(self) -> None:
+        """Wait until the in-server controllers have handled every change so far."""
+        await self.controllers.settle()
+
+    # --- kubeconfig ------------------------------------------------------------------------
+
+    def kubeconfig(self, namespace: str = "default") -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "localcluster", "cluster": {
+                "server": self.url,
+                "certificate-authority-data": base64.b64encode(self.certs.ca_pem).decode()}}],
+            "users": [{"name": "localcluster-admin", "user": {"token": self.config.token}}],
+            "contexts": [{"name": "localcluster", "context": {
+                "cluster": "localcluster", "user": "localcluster-admin",
+                "namespace": namespace}}],
+            "current-context": "localcluster",
+            "preferences": {},
+        }
+
+    def write_kubeconfig(self, path: Path, namespace: str = "default") -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(self.kubeconfig(namespace), sort_keys=False))
+        path.chmod(0o600)
+        return path
+
+    # --- HTTP ------------------------------------------------------------------------------
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        verb, resource, namespace = classify(request.method, request.path, dict(request.query))
+        code = 500
+        try:
+            if request.path not in ("/healthz", "/livez", "/readyz") and not self._authorized(
+                    request):
+                raise ApiError(401, "Unauthorized", "Unauthorized")
+            response = await handler(request)
+            code = response.status
+            return response
+        except ApiError as err:
+            code = err.code
+            return web.Response(body=json.dumps(err.status()).encode(), status=err.code,
+                                content_type="application/json", headers=err.headers)
+        except web.HTTPException:
+            raise
+        except Exception as err:  # a server bug must answer 500, not drop the connection
+            log.error("request failed", path=request.path, error=repr(err),
+                      trace=traceback.format_exc())
+            status = ApiError(500, "InternalError",
+                              f"Internal error occurred: {err!r}").status()
+            return web.Response(body=json.dumps(status).encode(), status=500,
+                                content_type="application/json")
+        finally:
+            self.stats.record(RequestKey(verb, resource, namespace,
+                                         request.headers.get("User-Agent", ""), code))
+
+    def _authorized(self, request: web.Request) -> bool:
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        return scheme.lower() == "bearer" and secrets.compare_digest(
+            token.strip(), self.config.token)
+
+    async def _route(self, request: web.Request) -> web.StreamResponse:
+        path = request.path.rstrip("/") or "/"
+        if path in ("/healthz", "/livez", "/readyz"):
+            return web.Response(text="ok")
+        if path == "/version":
+            return web.json_response(discovery.SERVER_VERSION)
+        if path == "/openapi/v2":
+            return web.json_response(self.api.openapi.v2())
+        if path == "/openapi/v3":
+            return web.json_response(self.api.openapi.v3_root())
+        if path.startswith("/openapi/v3/"):
+            doc = self.api.openapi.v3_group_version(path[len("/openapi/v3/"):])
+            if doc is None:
+                raise ApiError(404, "NotFound", "the server could not find the requested"
+                               " resource")
+            return web.json_response(doc)
+        if path == "/api" or path.startswith(("/api/", "/apis")):
+            return await self.api.handle(request)
+        if path == "/":
+            return web.json_response({"paths": sorted(
+                ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2",
+                 "/openapi/v3", "/readyz", "/version"])})
+        raise ApiError(404, "NotFound", "the server could not find the requested resource")
+
+
+def _bound_port(site: web.TCPSite) -> int:
+    """The port a site listens on (the one the OS chose when asked for port 0)."""
+    server = site._server
+    sockets = getattr(server, "sockets", None)
+    if not sockets:
+        raise RuntimeError("the API server did not bind a socket")
+    return int(sockets[0].getsockname()[1])
