@@ -14,6 +14,7 @@ import yaml
 from aiohttp import web
 
 from . import discovery, tables
+from .apply import validate_field_manager
 from .errors import ApiError, bad_request, gone, method_not_allowed, not_found
 from .openapi import OpenAPI
 from .operations import Operations, WriteOptions
@@ -232,6 +233,11 @@ class ResourceApi:
             raise bad_request(f"fieldValidation: Unsupported value: \"{validation}\": supported"
                               " values: \"Ignore\", \"Warn\", \"Strict\"")
         force = _truthy(q.get("force"))
+        manager = q.get("fieldManager", "")
+        if manager:
+            options_kind = {"POST": "CreateOptions", "PUT": "UpdateOptions"}.get(
+                request.method, "PatchOptions")
+            validate_field_manager(manager, options_kind=options_kind)
         return WriteOptions(dry_run=bool(dry_run), manager=q.get("fieldManager", ""),
                             field_validation=validation, force=force,
                             user_agent=request.headers.get("User-Agent", ""))

@@ -424,16 +424,12 @@ class Operations:
 
     def _apply(self, rt: ResourceType, namespace: str, name: str, old: Json | None,
                body: Any, opts: WriteOptions, subresource: str) -> WriteResult:
-        if not opts.manager:
-            raise bad_request("fieldManager is required for apply requests")
+        ssa.validate_field_manager(opts.manager, apply=True)
         if not isinstance(body, dict):
             raise bad_request("the body of the apply request was not a JSON or YAML object")
         body = copy.deepcopy(body)
-        meta = body.setdefault("metadata", {})
-        if meta.get("name") and meta["name"] != name:
-            raise bad_request(f"the name of the object ({meta['name']}) does not match the name"
-                              f" on the URL ({name})")
-        meta["name"] = name
+        ssa.check_name(body, name, namespace if rt.namespaced else "")
+        meta = body["metadata"]
         self._check_body(rt, copy.deepcopy(body), namespace)
         if rt.namespaced:
             meta["namespace"] = namespace
