@@ -101,7 +101,8 @@ class ResourceApi:
         if rest[0] == "watch":  # the deprecated /watch/ prefix
             target = self._target(group, version, rest[1:])
             return await self._watch(request, target)
-        if group == "" and rest[0] == "namespaces" and len(rest) in (2, 3):
+        if group == "" and rest[0] == "namespaces" and (
+                len(rest) == 2 or (len(rest) == 3 and rest[2] in ("status", "finalize"))):
             rt = self.registry.get("", version, "namespaces")
             assert rt is not None
             target = Target(rt, None, rest[1], rest[2] if len(rest) == 3 else "")
