@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import random
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,13 +13,13 @@ from aiohttp import web
 
 from . import discovery, tables
 from .apply import validate_field_manager
-from .errors import ApiError, bad_request, gone, method_not_allowed, not_found
+from .errors import ApiError, bad_request, method_not_allowed, not_found
 from .openapi import OpenAPI
 from .operations import Operations, WriteOptions
 from .patch import PATCH_CONTENT_TYPES
 from .registry import ResourceType
 from .selectors import FieldSelector, LabelSelector
-from .storage import ADDED, DELETED, MODIFIED, Change, Watcher
+from .watch_stream import WatchPlan, serve_watch
 
 Json = dict[str, Any]
 
@@ -262,103 +260,27 @@ class ResourceApi:
             return labels.matches(meta.get("labels")) and fields.matches(obj)
 
         rv_param = q.get("resourceVersion", "")
-        bookmarks = _truthy(q.get("allowWatchBookmarks"))
         send_initial = q.get("sendInitialEvents")
         try:
             timeout = float(q["timeoutSeconds"]) if "timeoutSeconds" in q else (
                 self.watch_settings.min_timeout * (1 + random.random()))
         except ValueError:
             raise bad_request("invalid timeoutSeconds") from None
-        as_table = _accept(request) == "Table"
-        storage = self.ops.storage
-        watcher = Watcher(resource=rt.stored_as, namespace=namespace, matches=matches)
-        initial: list[Json] = []
-        if rv_param in ("", "0") or _truthy(send_initial):
-            initial = [o for o in storage.list_objects(rt.stored_as, namespace) if matches(o)]
-            since = storage.rv
-        else:
+        since: int | None = None
+        if rv_param not in ("", "0") and not _truthy(send_initial):
             try:
                 since = int(rv_param)
             except ValueError:
                 raise bad_request(f"invalid resource version: {rv_param}") from None
-        if send_initial is not None and not _truthy(send_initial):
-            initial = []
-        backlog = storage.watch(watcher, since)
-
-        response = web.StreamResponse(status=200, headers={
-            "Content-Type": "application/json", "Cache-Control": "no-cache, private"})
-        response.enable_chunked_encoding()
-        await response.prepare(request)
-        first_table = [True]
-
-        async def send(event_type: str, obj: Json) -> None:
-            if as_table and event_type not in ("ERROR", "BOOKMARK"):
-                obj = tables.to_table(rt, [obj], include_object=q.get(
-                    "includeObject", "Metadata"))
-                if not first_table[0]:
-                    obj["columnDefinitions"] = []
-                first_table[0] = False
-            line = json.dumps({"type": event_type, "object": obj}, separators=(",", ":"))
-            await response.write(line.encode() + b"\n")
-
-        try:
-            if backlog is None:
-                err = gone(f"too old resource version: {since} "
-                           f"({storage.oldest_replayable_rv() + 1})")
-                await send("ERROR", err.status())
-                return response
-            for obj in initial:
-                await send(ADDED, self.ops._served(rt, obj))
-            if _truthy(send_initial) and bookmarks:
-                await send("BOOKMARK", _bookmark(rt, storage.rv, initial_end=True))
-            for change in backlog:
-                await self._send_change(send, rt, change, matches)
-            deadline = time.monotonic() + timeout
-            last_rv = max([since] + [c.rv for c in backlog])
-            next_bookmark = time.monotonic() + self.watch_settings.bookmark_interval
-            while True:
-                now = time.monotonic()
-                if now >= deadline:
-                    break
-                wait = deadline - now
-                if bookmarks:
-                    wait = min(wait, max(0.0, next_bookmark - now))
-                try:
-                    pending = await asyncio.wait_for(watcher.queue.get(), wait)
-                except TimeoutError:
-                    if bookmarks and time.monotonic() >= next_bookmark:
-                        await send("BOOKMARK", _bookmark(rt, max(last_rv, storage.rv)))
-                        next_bookmark = time.monotonic() + self.watch_settings.bookmark_interval
-                    continue
-                if pending is None:
-                    break
-                last_rv = pending.rv
-                await self._send_change(send, rt, pending, matches)
-        except (ConnectionResetError, asyncio.CancelledError):
-            pass
-        finally:
-            storage.unwatch(watcher)
-        with contextlib.suppress(ConnectionResetError, RuntimeError):
-            await response.write_eof()
-        return response
-
-    async def _send_change(self, send: Any, rt: ResourceType, change: Change,
-                           matches: Any) -> None:
-        new_ok = matches(change.obj)
-        old_ok = change.old is not None and matches(change.old)
-        if change.type == DELETED:
-            if new_ok or old_ok:
-                await send(DELETED, self.ops._served(rt, change.obj))
-            return
-        if new_ok and (old_ok or (change.type == MODIFIED and change.old is None)):
-            await send(MODIFIED if change.type == MODIFIED and change.old is not None else ADDED,
-                       self.ops._served(rt, change.obj))
-        elif new_ok:
-            await send(ADDED, self.ops._served(rt, change.obj))
-        elif old_ok and change.old is not None:
-            gone_obj = {**change.old, "metadata": {**change.old["metadata"],
-                                                   "resourceVersion": str(change.rv)}}
-            await send(DELETED, self.ops._served(rt, gone_obj))
+        bookmarks = _truthy(q.get("allowWatchBookmarks"))
+        plan = WatchPlan(
+            rt=rt, namespace=namespace, matches=matches, since=since,
+            send_initial=send_initial is None or _truthy(send_initial),
+            initial_end_bookmark=_truthy(send_initial) and bookmarks,
+            bookmarks=bookmarks, bookmark_interval=self.watch_settings.bookmark_interval,
+            timeout=timeout,
+            table=q.get("includeObject", "Metadata") if _accept(request) == "Table" else None)
+        return await serve_watch(request, self.ops.storage, plan)
 
 
 _RETURNS_OBJECT_ON_DELETE = {"Pod", "Namespace", "Service", "PersistentVolumeClaim",
@@ -373,13 +295,6 @@ def _success_status(rt: ResourceType, obj: Json) -> Json:
         details["group"] = rt.group
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
             "details": details}
-
-
-def _bookmark(rt: ResourceType, rv: int, initial_end: bool = False) -> Json:
-    meta: Json = {"resourceVersion": str(rv)}
-    if initial_end:
-        meta["annotations"] = {"k8s.io/initial-events-end": "true"}
-    return {"kind": rt.kind, "apiVersion": rt.api_version, "metadata": meta}
 
 
 def _partial(obj: Json) -> Json:

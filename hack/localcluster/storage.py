@@ -35,6 +35,8 @@ class Change:
     rv: int
     obj: Json
     old: Json | None
+    #: Encoded watch events of this change, shared by all watchers: (type, apiVersion) -> bytes.
+    encoded: dict[tuple[str, str], bytes] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(eq=False)
