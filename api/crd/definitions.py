@@ -1,0 +1,230 @@
+"""The five CustomResourceDefinitions: names, printer columns, subresources and schema.
+
+`build_crds()` returns them as JSON dicts, ready to serialize or to install; hack/gen_crds.py
+writes them to deploy/crds/.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from api.crd.schema import object_schema
+from api.kube import Json
+from api.v1alpha1 import (
+    GROUP,
+    VERSION,
+    DynamoComponentDeployment,
+    DynamoGraphDeployment,
+    DynamoGraphDeploymentRequest,
+    DynamoGraphDeploymentScalingAdapter,
+    DynamoModel,
+)
+
+__all__ = ["CRDS", "Column", "CrdDefinition", "build_crd", "build_crds"]
+
+CATEGORY = "dynamo"
+
+
+@attrs.frozen
+class Column:
+    """One `additionalPrinterColumns` entry; priority 1 shows only with `-o wide`."""
+
+    name: str
+    json_path: str
+    type: str = "string"
+    priority: int = 0
+    description: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class CrdDefinition:
+    """What a CRD needs beyond the model's schema."""
+
+    model: type
+    plural: str
+    singular: str
+    short_names: tuple[str, ...]
+    columns: tuple[Column, ...]
+    scale: bool = False
+
+
+def _age() -> Column:
+    return Column("Age", ".metadata.creationTimestamp", "date")
+
+
+def _condition(kind: str) -> str:
+    return f'.status.conditions[?(@.type=="{kind}")]'
+
+
+CRDS: tuple[CrdDefinition, ...] = (
+    CrdDefinition(
+        model=DynamoGraphDeployment,
+        plural="dynamographdeployments",
+        singular="dynamographdeployment",
+        short_names=("dgd",),
+        columns=(
+            Column("Ready", _condition("Ready") + ".status", description="Ready condition."),
+            Column("Backend", ".spec.backendFramework", description="Inference backend."),
+            _age(),
+            Column("State", ".status.state", priority=1, description="Lifecycle state."),
+            Column(
+                "Reason",
+                _condition("Ready") + ".reason",
+                priority=1,
+                description="Reason of the Ready condition.",
+            ),
+            Column(
+                "Restart",
+                ".status.restart.phase",
+                priority=1,
+                description="Phase of the latest restart.",
+            ),
+        ),
+    ),
+    CrdDefinition(
+        model=DynamoComponentDeployment,
+        plural="dynamocomponentdeployments",
+        singular="dynamocomponentdeployment",
+        short_names=("dcd",),
+        columns=(
+            Column("Component", ".spec.componentType", description="Component type."),
+            Column(
+                "Available", _condition("Available") + ".status", description="Available condition."
+            ),
+            _age(),
+            Column(
+                "Backend", ".spec.backendFramework", priority=1, description="Inference backend."
+            ),
+            Column("Service", ".spec.serviceName", priority=1, description="Service name."),
+            Column(
+                "Replicas", ".spec.replicas", "integer", priority=1, description="Desired replicas."
+            ),
+            Column(
+                "Ready-Replicas",
+                ".status.service.readyReplicas",
+                "integer",
+                priority=1,
+                description="Ready replicas.",
+            ),
+        ),
+    ),
+    CrdDefinition(
+        model=DynamoGraphDeploymentRequest,
+        plural="dynamographdeploymentrequests",
+        singular="dynamographdeploymentrequest",
+        short_names=("dgdr",),
+        columns=(
+            Column("Model", ".spec.model", description="Model to deploy."),
+            Column("Backend", ".status.backend", description="Backend being profiled."),
+            Column("State", ".status.state", description="Lifecycle state."),
+            Column(
+                "DGD-State", ".status.deployment.state", description="State of the created graph."
+            ),
+            _age(),
+            Column(
+                "DGD",
+                ".status.deployment.name",
+                priority=1,
+                description="Name of the created graph.",
+            ),
+        ),
+    ),
+    CrdDefinition(
+        model=DynamoGraphDeploymentScalingAdapter,
+        plural="dynamographdeploymentscalingadapters",
+        singular="dynamographdeploymentscalingadapter",
+        short_names=("dgdsa",),
+        columns=(
+            Column("DGD", ".spec.dgdRef.name", description="Target graph."),
+            Column("Service", ".spec.dgdRef.serviceName", description="Target service."),
+            Column(
+                "Replicas",
+                ".status.replicas",
+                "integer",
+                description="Replicas last applied to the service.",
+            ),
+            _age(),
+            Column(
+                "Desired",
+                ".spec.replicas",
+                "integer",
+                priority=1,
+                description="Replicas asked for by the autoscaler.",
+            ),
+            Column(
+                "Last-Scaled",
+                ".status.lastScaleTime",
+                "date",
+                priority=1,
+                description="When the service was last scaled.",
+            ),
+        ),
+        scale=True,
+    ),
+    CrdDefinition(
+        model=DynamoModel,
+        plural="dynamomodels",
+        singular="dynamomodel",
+        short_names=("dmodel", "dm"),
+        columns=(
+            Column("BaseModel", ".spec.baseModelName", description="Base model name."),
+            Column("Type", ".spec.modelType", description="base, lora or adapter."),
+            Column("Ready", ".status.readyEndpoints", "integer", description="Ready endpoints."),
+            Column("Total", ".status.totalEndpoints", "integer", description="All endpoints."),
+            _age(),
+            Column("Model", ".spec.modelName", priority=1, description="Full model name."),
+        ),
+    ),
+)
+
+
+def build_crd(definition: CrdDefinition) -> Json:
+    """The CustomResourceDefinition object of one kind."""
+    kind = definition.model.__name__
+    subresources: Json = {"status": {}}
+    if definition.scale:
+        subresources["scale"] = {
+            "labelSelectorPath": ".status.selector",
+            "specReplicasPath": ".spec.replicas",
+            "statusReplicasPath": ".status.replicas",
+        }
+    columns = []
+    for c in definition.columns:
+        column: Json = {"jsonPath": c.json_path, "name": c.name, "type": c.type}
+        if c.description:
+            column["description"] = c.description
+        if c.priority:
+            column["priority"] = c.priority
+        columns.append(column)
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{definition.plural}.{GROUP}"},
+        "spec": {
+            "group": GROUP,
+            "names": {
+                "categories": [CATEGORY],
+                "kind": kind,
+                "listKind": f"{kind}List",
+                "plural": definition.plural,
+                "shortNames": list(definition.short_names),
+                "singular": definition.singular,
+            },
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "additionalPrinterColumns": columns,
+                    "name": VERSION,
+                    "schema": {"openAPIV3Schema": object_schema(definition.model)},
+                    "served": True,
+                    "storage": True,
+                    "subresources": subresources,
+                }
+            ],
+        },
+    }
+
+
+def build_crds() -> list[Json]:
+    """All five CRDs, in a fixed order."""
+    return [build_crd(d) for d in CRDS]

@@ -1,0 +1,104 @@
+"""Rules for DynamoGraphDeploymentRequest, including the older request shape."""
+
+from __future__ import annotations
+
+import attrs
+
+from api import names
+from api.convert import dump
+from api.errors import FieldError
+from api.markers import json_name
+from api.v1alpha1 import (
+    DGDR_BACKENDS,
+    DGDR_FROZEN_STATES,
+    LEGACY_FIELDS,
+    DynamoGraphDeploymentRequest,
+    DynamoGraphDeploymentRequestSpec,
+    ProfilingConfigSpec,
+)
+from api.validation import values
+
+GPU_DISCOVERY_NEEDS_CLUSTER_SCOPE = (
+    "needs a cluster-wide operator, which may read nodes; with a namespace-restricted "
+    "operator leave it off and give spec.profilingConfig.config.hardware "
+    "(min_num_gpus_per_engine, max_num_gpus_per_engine, num_gpus_per_node) instead"
+)
+
+
+def validate_graph_deployment_request(
+    dgdr: DynamoGraphDeploymentRequest, *, namespace_restricted: bool = False
+) -> list[FieldError]:
+    """Every error in a request, as for a create. Fields of the older shape are errors that
+    say where the value moved."""
+    spec = dgdr.spec
+    errors = _legacy_fields(spec)
+    errors += values.required("spec.model", spec.model)
+    errors += values.required("spec.backend", spec.backend)
+    errors += values.one_of("spec.backend", spec.backend, DGDR_BACKENDS)
+    if spec.profiling_config is None:
+        errors.append(FieldError("spec.profilingConfig", "required"))
+    else:
+        errors += _profiling_config("spec.profilingConfig", spec.profiling_config)
+    if spec.enable_gpu_discovery and namespace_restricted:
+        errors.append(FieldError("spec.enableGpuDiscovery", GPU_DISCOVERY_NEEDS_CLUSTER_SCOPE))
+    overrides = spec.deployment_overrides
+    if overrides is not None:
+        path = "spec.deploymentOverrides"
+        errors += values.name(f"{path}.name", overrides.name, names.is_dns1123_subdomain)
+        errors += values.name(f"{path}.namespace", overrides.namespace, names.is_dns1123_label)
+    return errors
+
+
+def validate_graph_deployment_request_update(
+    old: DynamoGraphDeploymentRequest,
+    new: DynamoGraphDeploymentRequest,
+    *,
+    namespace_restricted: bool = False,
+) -> list[FieldError]:
+    """Errors of an update: those of `new`, and any spec change once profiling has started."""
+    errors = validate_graph_deployment_request(new, namespace_restricted=namespace_restricted)
+    state = old.status.state if old.status is not None else None
+    if state in DGDR_FROZEN_STATES and dump(old.spec) != dump(new.spec):
+        errors.append(
+            FieldError(
+                "spec",
+                f"is immutable once profiling has started (state {state}); delete the "
+                "request and create a new one to change it",
+            )
+        )
+    return errors
+
+
+def graph_deployment_request_warnings(dgdr: DynamoGraphDeploymentRequest) -> list[FieldError]:
+    """Settings that have no effect."""
+    overrides = dgdr.spec.deployment_overrides
+    if overrides is not None and not dgdr.spec.auto_apply:
+        return [FieldError("spec.deploymentOverrides", "ignored because autoApply is not true")]
+    return []
+
+
+def _legacy_fields(spec: DynamoGraphDeploymentRequestSpec) -> list[FieldError]:
+    errors = []
+    for attribute in attrs.fields(DynamoGraphDeploymentRequestSpec):
+        name = json_name(attribute)
+        if name in LEGACY_FIELDS and getattr(spec, attribute.name) is not None:
+            errors.append(FieldError(f"spec.{name}", LEGACY_FIELDS[name]))
+    return errors
+
+
+def _profiling_config(path: str, config: ProfilingConfigSpec) -> list[FieldError]:
+    errors = values.required(f"{path}.profilerImage", config.profiler_image)
+    if not config.config:
+        errors.append(FieldError(f"{path}.config", "required and must not be empty"))
+    if config.config_map_ref is not None:
+        errors += values.required(f"{path}.configMapRef.name", config.config_map_ref.name)
+        errors += values.name(
+            f"{path}.configMapRef.name", config.config_map_ref.name, names.is_dns1123_subdomain
+        )
+    errors += values.name(f"{path}.outputPVC", config.output_pvc, names.is_dns1123_subdomain)
+    for part in ("requests", "limits"):
+        amounts = (config.resources or {}).get(part) or {}
+        if isinstance(amounts, dict):
+            for resource, amount in amounts.items():
+                errors += values.quantity(f"{path}.resources.{part}.{resource}", amount)
+    return errors
