@@ -1,0 +1,115 @@
+"""The cache: one shared informer per resource and namespace scope, and reads from them.
+
+However many controllers watch a resource, it is listed and watched once. Informers asked
+for while the cache runs start at once; reads of a resource nobody watched yet start its
+informer and wait for it to sync, as controller-runtime's cache does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .client import KubeClient
+from .errors import NotFound
+from .informer import Informer, Transform, WatchSettings
+from .resource import Resource
+from .store import IndexFunc
+
+Json = dict[str, Any]
+JsonList = list[Json]
+InformerKey = tuple[str, str, str, str | None]
+
+
+class Cache:
+    """Owns the informers of one manager; `run` drives them all until cancelled."""
+
+    def __init__(self, client: KubeClient, *, namespace: str | None = None,
+                 settings: WatchSettings | None = None,
+                 transform: Transform | None = None) -> None:
+        self.client = client
+        self.namespace = namespace
+        self.settings = settings or WatchSettings()
+        self.transform = transform
+        self._informers: dict[InformerKey, Informer] = {}
+        self._to_start: asyncio.Queue[Informer] = asyncio.Queue()
+        self._running = False
+
+    def informer(self, resource: Resource, namespace: str | None = None, *,
+                 transform: Transform | None = None,
+                 indexers: dict[str, IndexFunc] | None = None) -> Informer:
+        """The shared informer of a resource (created on first use).
+
+        `namespace` defaults to the cache's scope; a transform only applies to the informer
+        it creates, the first caller's wins.
+        """
+        scope = namespace if namespace is not None else self.namespace
+        scope = scope if resource.namespaced else None
+        key = (resource.group, resource.version, resource.plural, scope)
+        informer = self._informers.get(key)
+        if informer is None:
+            informer = Informer(self.client, resource, scope,
+                                transform=transform or self.transform, indexers=indexers,
+                                settings=self.settings)
+            self._informers[key] = informer
+            self._to_start.put_nowait(informer)
+        elif indexers:
+            informer.add_indexers(indexers)
+        return informer
+
+    @property
+    def informers(self) -> list[Informer]:
+        return list(self._informers.values())
+
+    async def run(self) -> None:
+        """Run every informer, present and future, until cancelled."""
+        self._running = True
+        try:
+            async with asyncio.TaskGroup() as tg:
+                while True:
+                    informer = await self._to_start.get()
+                    tg.create_task(informer.run(), name=f"informer {informer.resource}")
+        finally:
+            self._running = False
+
+    @property
+    def has_synced(self) -> bool:
+        return all(i.has_synced for i in self._informers.values())
+
+    async def wait_for_sync(self) -> None:
+        for informer in list(self._informers.values()):
+            await informer.wait_for_sync()
+
+    # --- reads -----------------------------------------------------------------------------
+
+    async def get(self, resource: Resource, namespace: str | None, name: str) -> Json:
+        """The cached object; NotFound if the cache does not hold it."""
+        informer = await self._synced(resource)
+        obj = informer.store.get(namespace if resource.namespaced else None, name)
+        if obj is None:
+            raise NotFound(message=f'{resource.plural} "{name}" not found')
+        return obj
+
+    async def list(self, resource: Resource, namespace: str | None = None, *,
+                   labels: dict[str, str] | None = None) -> JsonList:
+        """Cached objects, optionally in one namespace and matching every label given."""
+        informer = await self._synced(resource)
+        items = informer.store.list(namespace if resource.namespaced else None)
+        if labels:
+            items = [o for o in items if _has_labels(o, labels)]
+        return items
+
+    async def by_index(self, resource: Resource, index: str, value: str) -> JsonList:
+        informer = await self._synced(resource)
+        return informer.store.by_index(index, value)
+
+    async def _synced(self, resource: Resource) -> Informer:
+        informer = self.informer(resource)
+        if not informer.has_synced:
+            await informer.wait_for_sync()
+        return informer
+
+
+def _has_labels(obj: Json, wanted: dict[str, str]) -> bool:
+    labels = obj.get("metadata", {}).get("labels") or {}
+    return all(labels.get(k) == v for k, v in wanted.items())

@@ -1,0 +1,207 @@
+"""The API client: one aiohttp session, JSON dicts in and out, timeouts, QPS limits, metrics.
+
+It rides on kubernetes_asyncio's generic path (`ApiClient.call_api` with
+`_preload_content=False`) for configuration, TLS and authentication, and reads the bodies
+itself, so every object stays a plain dict in JSON shape whatever its kind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import aiohttp
+from kubernetes_asyncio import client as k8s
+from kubernetes_asyncio import config as k8s_config
+
+from .errors import ApiError, parse_retry_after
+from .metrics import Metrics
+from .ratelimit import TokenBucket
+from .resource import Resource
+
+Json = dict[str, Any]
+Query = list[tuple[str, str]]
+
+PATCH_TYPES = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+
+
+@dataclass
+class ClientConfig:
+    """Client-side limits; QPS 20 / burst 30 are controller-runtime's defaults."""
+
+    qps: float | None = 20.0
+    burst: int = 30
+    #: Total time allowed for one non-watch request.
+    timeout: float = 30.0
+    user_agent: str = "dynamo-operator/0.1.0"
+    field_manager: str = "dynamo-operator"
+
+
+async def load_configuration(kubeconfig: Path | None = None,
+                             context: str | None = None) -> Any:
+    """A kubernetes_asyncio Configuration, found the way controller-runtime finds one.
+
+    An explicit kubeconfig first, then $KUBECONFIG, then the in-cluster service account,
+    then ~/.kube/config.
+    """
+    configuration = k8s.Configuration()
+    if kubeconfig is None and os.environ.get("KUBECONFIG"):
+        kubeconfig = Path(os.environ["KUBECONFIG"].split(os.pathsep)[0])
+    if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        k8s_config.load_incluster_config(  # type: ignore[no-untyped-call]
+            client_configuration=configuration)
+        return configuration
+    await k8s_config.load_kube_config(
+        config_file=str(kubeconfig) if kubeconfig is not None else None, context=context,
+        client_configuration=configuration)
+    return configuration
+
+
+class KubeClient:
+    """Generic JSON verbs over one kubernetes_asyncio ApiClient (one aiohttp session)."""
+
+    def __init__(self, api: Any, config: ClientConfig | None = None,
+                 metrics: Metrics | None = None) -> None:
+        self.api = api
+        self.config = config or ClientConfig()
+        self.api.user_agent = self.config.user_agent
+        self._bucket = (TokenBucket(self.config.qps, self.config.burst)
+                        if self.config.qps else None)
+        self._metrics = metrics
+        self.host = urlsplit(api.configuration.host).netloc
+
+    @classmethod
+    async def connect(cls, kubeconfig: Path | None = None, config: ClientConfig | None = None,
+                      metrics: Metrics | None = None, context: str | None = None) -> KubeClient:
+        configuration = await load_configuration(kubeconfig, context)
+        return cls(k8s.ApiClient(configuration=configuration), config, metrics)
+
+    async def close(self) -> None:
+        await self.api.close()
+
+    # --- verbs -----------------------------------------------------------------------------
+
+    async def get(self, resource: Resource, namespace: str | None, name: str,
+                  subresource: str = "") -> Json:
+        return await self.request("GET", resource.path(namespace, name, subresource))
+
+    async def list(self, resource: Resource, namespace: str | None = None, *,
+                   label_selector: str = "", field_selector: str = "", limit: int = 0,
+                   continue_token: str = "", resource_version: str = "") -> Json:
+        query = _query(labelSelector=label_selector, fieldSelector=field_selector,
+                       limit=str(limit) if limit else "", resourceVersion=resource_version)
+        query += [("continue", continue_token)] if continue_token else []
+        return await self.request("GET", resource.path(namespace), query=query)
+
+    async def create(self, resource: Resource, obj: Json) -> Json:
+        namespace = obj.get("metadata", {}).get("namespace")
+        return await self.request("POST", resource.path(namespace), body=obj,
+                                  query=self._manager())
+
+    async def update(self, resource: Resource, obj: Json, subresource: str = "") -> Json:
+        meta = obj["metadata"]
+        return await self.request("PUT", resource.path(meta.get("namespace"), meta["name"],
+                                                       subresource), body=obj,
+                                  query=self._manager())
+
+    async def patch(self, resource: Resource, namespace: str | None, name: str, patch: Any,
+                    patch_type: str = "merge", subresource: str = "",
+                    force: bool = False) -> Json:
+        query = self._manager() + ([("force", "true")] if force else [])
+        return await self.request("PATCH", resource.path(namespace, name, subresource),
+                                  body=patch, query=query,
+                                  content_type=PATCH_TYPES[patch_type])
+
+    async def delete(self, resource: Resource, namespace: str | None, name: str,
+                     propagation_policy: str | None = None) -> Json:
+        body = {"propagationPolicy": propagation_policy} if propagation_policy else None
+        return await self.request("DELETE", resource.path(namespace, name), body=body)
+
+    # --- transport -------------------------------------------------------------------------
+
+    async def request(self, method: str, path: str, *, query: Query | None = None,
+                      body: Any = None, content_type: str = "application/json",
+                      request_timeout: float | None = None) -> Json:
+        """One request; a non-2xx answer raises the matching ApiError."""
+        limit = aiohttp.ClientTimeout(total=request_timeout or self.config.timeout)
+        response = await self._send(method, path, query, body, content_type, limit)
+        try:
+            data = await response.read()
+            if response.status >= 300:
+                raise _error(response.status, data, response.headers.get("Retry-After"))
+            return json.loads(data) if data else {}
+        finally:
+            response.release()
+
+    @asynccontextmanager
+    async def watch(self, resource: Resource, namespace: str | None, *, resource_version: str,
+                    timeout_seconds: int, read_timeout: float, label_selector: str = "",
+                    allow_bookmarks: bool = True) -> AsyncIterator[AsyncIterator[Json]]:
+        """A watch stream as an iterator of events; the read timeout bounds silent gaps."""
+        query = _query(watch="true", resourceVersion=resource_version,
+                       timeoutSeconds=str(timeout_seconds), labelSelector=label_selector,
+                       allowWatchBookmarks="true" if allow_bookmarks else "")
+        timeout = aiohttp.ClientTimeout(total=None, connect=self.config.timeout,
+                                        sock_connect=self.config.timeout,
+                                        sock_read=read_timeout)
+        response = await self._send("GET", resource.path(namespace), query, None,
+                                    "application/json", timeout)
+        try:
+            if response.status != 200:
+                data = await response.read()
+                raise _error(response.status, data, response.headers.get("Retry-After"))
+            yield _events(response)
+        finally:
+            response.close()
+
+    async def _send(self, method: str, path: str, query: Query | None,
+                    body: Any, content_type: str, client_timeout: aiohttp.ClientTimeout) -> Any:
+        if self._bucket is not None:
+            await self._bucket.wait()
+        code = "<error>"
+        try:
+            response = await self.api.call_api(
+                path, method, query_params=query or [], body=body,
+                header_params={"Accept": "application/json", "Content-Type": content_type},
+                auth_settings=["BearerToken"], _preload_content=False,
+                _request_timeout=client_timeout)
+            code = str(response.status)
+            return response
+        finally:
+            if self._metrics is not None:
+                self._metrics.rest_requests.labels(code=code, method=method,
+                                                   host=self.host).inc()
+
+    def _manager(self) -> Query:
+        return [("fieldManager", self.config.field_manager)]
+
+
+async def _events(response: Any) -> AsyncIterator[Json]:
+    async for line in response.content:
+        line = line.strip()
+        if line:
+            yield json.loads(line)
+
+
+def _query(**params: str) -> Query:
+    return [(k, v) for k, v in params.items() if v]
+
+
+def _error(code: int, data: bytes, retry_after: str | None) -> ApiError:
+    try:
+        status = json.loads(data) if data else None
+    except ValueError:
+        status = {"message": data.decode(errors="replace")[:500]}
+    return ApiError.from_status(code, status if isinstance(status, dict) else None,
+                                parse_retry_after(retry_after))

@@ -1,0 +1,126 @@
+"""A controller: event sources feeding one work queue, drained by N reconcile workers.
+
+Each key is reconciled by at most one worker at a time (the queue guarantees it). A
+reconcile that raises is logged with its key, counted, and retried with the rate limiter's
+growing delay; a 409 Conflict is retried the same way but is not counted as an error,
+since it only means the cache was behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import structlog
+
+from .errors import Conflict
+from .handlers import Mapper, enqueue
+from .informer import Informer
+from .metrics import Metrics
+from .ratelimit import RateLimiter
+from .reconcile import Reconciler, Request
+from .workqueue import ShutDown, WorkQueue
+
+log = structlog.get_logger("controller")
+
+
+class CacheSyncTimeout(Exception):
+    """The controller's informers did not sync in time; it refuses to reconcile blind."""
+
+
+class Controller:
+    """Reconciles the keys its sources produce, with bounded concurrency."""
+
+    def __init__(self, name: str, reconciler: Reconciler, *, max_concurrent_reconciles: int = 1,
+                 rate_limiter: RateLimiter | None = None, metrics: Metrics | None = None,
+                 cache_sync_timeout: float = 120.0) -> None:
+        if max_concurrent_reconciles < 1:
+            raise ValueError("max_concurrent_reconciles must be at least 1")
+        self.name = name
+        self.reconciler = reconciler
+        self.max_concurrent_reconciles = max_concurrent_reconciles
+        self.cache_sync_timeout = cache_sync_timeout
+        self.metrics = metrics or Metrics()
+        self.queue: WorkQueue[Request] = WorkQueue(name, rate_limiter, self.metrics.queue(name))
+        self._sources: list[tuple[Informer, Mapper]] = []
+        self._started = False
+        self._log = log.bind(controller=name)
+        m = self.metrics
+        self._active = m.active_workers.labels(controller=name)
+        self._time = m.reconcile_time.labels(controller=name)
+        self._errors = m.reconcile_errors.labels(controller=name)
+        self._results = {r: m.reconcile_total.labels(controller=name, result=r)
+                         for r in ("success", "error", "requeue", "requeue_after")}
+
+    def watch(self, informer: Informer, mapper: Mapper) -> None:
+        """Enqueue what `mapper` makes of each event of `informer` (before `run`)."""
+        if self._started:
+            raise RuntimeError("add watches before the controller starts")
+        self._sources.append((informer, mapper))
+
+    async def run(self) -> None:
+        """Start the sources, wait for their caches, then reconcile until shut down."""
+        self._started = True
+        for informer, mapper in self._sources:
+            informer.add_handler(enqueue(self.queue, mapper))
+        try:
+            async with asyncio.timeout(self.cache_sync_timeout):
+                for informer, _ in self._sources:
+                    await informer.wait_for_sync()
+        except TimeoutError:
+            raise CacheSyncTimeout(f"controller {self.name}: caches did not sync within"
+                                   f" {self.cache_sync_timeout}s") from None
+        self.metrics.max_concurrent_reconciles.labels(controller=self.name).set(
+            self.max_concurrent_reconciles)
+        self._log.info("starting workers", workers=self.max_concurrent_reconciles)
+        async with asyncio.TaskGroup() as tg:
+            for i in range(self.max_concurrent_reconciles):
+                tg.create_task(self._worker(), name=f"{self.name} worker {i}")
+        self._log.info("workers stopped")
+
+    def shutdown(self) -> None:
+        """Stop taking keys: each worker finishes the reconcile it is in, then `run` returns."""
+        self.queue.shutdown()
+
+    async def _worker(self) -> None:
+        while not self.queue.shutting_down:
+            try:
+                request = await self.queue.get()
+            except ShutDown:
+                return
+            self._active.inc()
+            try:
+                await self._reconcile(request)
+            finally:
+                self._active.dec()
+                self.queue.done(request)
+
+    async def _reconcile(self, request: Request) -> None:
+        started = time.monotonic()
+        try:
+            result = await self.reconciler(request)
+        except Conflict as err:
+            self._log.info("conflict, requeueing", namespace=request.namespace,
+                           name=request.name, message=err.message)
+            self.queue.add_rate_limited(request)
+            self._results["requeue"].inc()
+        except Exception:
+            self._log.exception("reconcile failed", namespace=request.namespace,
+                                name=request.name,
+                                retries=self.queue.num_requeues(request))
+            self.queue.add_rate_limited(request)
+            self._errors.inc()
+            self._results["error"].inc()
+        else:
+            if result is not None and result.requeue_after > 0:
+                self.queue.forget(request)
+                self.queue.add_after(request, result.requeue_after)
+                self._results["requeue_after"].inc()
+            elif result is not None and result.requeue:
+                self.queue.add_rate_limited(request)
+                self._results["requeue"].inc()
+            else:
+                self.queue.forget(request)
+                self._results["success"].inc()
+        finally:
+            self._time.observe(time.monotonic() - started)

@@ -1,0 +1,59 @@
+"""Errors of the runtime: API answers as exceptions, with the classes callers branch on."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ApiError(Exception):
+    """A non-2xx answer of the API server, carrying its Status object when there was one."""
+
+    def __init__(self, code: int, reason: str = "", message: str = "",
+                 retry_after: float | None = None, status: dict[str, Any] | None = None) -> None:
+        super().__init__(f"{code} {reason}: {message}".strip())
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.retry_after = retry_after
+        self.status = status or {}
+
+    @classmethod
+    def from_status(cls, code: int, status: dict[str, Any] | None,
+                    retry_after: float | None = None) -> ApiError:
+        """The most specific error class for an HTTP code and its Status body."""
+        body = status or {}
+        reason = str(body.get("reason", "")) or _DEFAULT_REASONS.get(code, "")
+        message = str(body.get("message", ""))
+        kind = _BY_CODE.get(code, ApiError)
+        return kind(code, reason, message, retry_after, body)
+
+
+class NotFound(ApiError):
+    """404: the object (or the resource) does not exist."""
+
+    def __init__(self, code: int = 404, reason: str = "NotFound", message: str = "",
+                 retry_after: float | None = None, status: dict[str, Any] | None = None) -> None:
+        super().__init__(code, reason, message, retry_after, status)
+
+
+class Conflict(ApiError):
+    """409: a stale resourceVersion on update, or an object that already exists on create."""
+
+
+class Gone(ApiError):
+    """410: the resourceVersion asked for is older than the server keeps."""
+
+
+_BY_CODE: dict[int, type[ApiError]] = {404: NotFound, 409: Conflict, 410: Gone}
+_DEFAULT_REASONS = {404: "NotFound", 409: "Conflict", 410: "Gone", 429: "TooManyRequests",
+                    500: "InternalError", 503: "ServiceUnavailable"}
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (the API server only sends delta-seconds)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None

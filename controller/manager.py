@@ -1,0 +1,204 @@
+"""The manager: owns the client, the cache, the controllers, leader election and the status
+server, and starts and stops them in order.
+
+Start: status server, informers, then (once leader, if electing) controllers; /readyz turns
+ready when the caches have synced, leader or not. A clean stop (`stop()`, e.g. on SIGTERM)
+runs backwards: controllers finish their current reconciles (bounded by the graceful
+shutdown timeout), the lease is released, informers stop, the server and the client close.
+Cancelling `run()` instead is an abrupt death: nothing more is sent, the lease is left to
+expire, as when the process is killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+
+from .cache import Cache
+from .client import ClientConfig, KubeClient
+from .controller import Controller
+from .handlers import Mapper, requests_for_object, requests_for_owner
+from .informer import Transform, WatchSettings, strip_managed_fields
+from .leader_election import LeaderElectionConfig, LeaderElector
+from .metrics import Metrics
+from .ratelimit import RateLimiter
+from .reconcile import Reconciler
+from .resource import Resource
+from .status_server import StatusServer
+
+log = structlog.get_logger("controller.manager")
+
+
+class LeadershipLost(Exception):
+    """The lease could not be renewed; the controllers were stopped at once."""
+
+
+@dataclass
+class ManagerConfig:
+    """Everything a manager needs; defaults are controller-runtime's where it has one."""
+
+    kubeconfig: Path | None = None
+    context: str | None = None
+    client: ClientConfig = field(default_factory=ClientConfig)
+    watch: WatchSettings = field(default_factory=WatchSettings)
+    #: Restrict every informer to one namespace (None: all namespaces).
+    namespace: str | None = None
+    transform: Transform | None = strip_managed_fields
+    status_host: str = "0.0.0.0"
+    status_port: int = 8081
+    leader_election: LeaderElectionConfig | None = None
+    graceful_shutdown_timeout: float = 30.0
+    cache_sync_timeout: float = 120.0
+
+
+class Manager:
+    """Runs a set of controllers over shared informers against one API server."""
+
+    def __init__(self, client: KubeClient, config: ManagerConfig, metrics: Metrics) -> None:
+        self.client = client
+        self.config = config
+        self.metrics = metrics
+        self.cache = Cache(client, namespace=config.namespace, settings=config.watch,
+                           transform=config.transform)
+        self.controllers: list[Controller] = []
+        self.elector: LeaderElector | None = None
+        self.status = StatusServer(metrics.registry, self._ready, config.status_host,
+                                   config.status_port)
+        self._stop = asyncio.Event()
+        self._log = log.bind(identity=config.leader_election.identity
+                             if config.leader_election else "")
+
+    @classmethod
+    async def create(cls, config: ManagerConfig | None = None) -> Manager:
+        """A manager with its own metrics registry and API client."""
+        config = config or ManagerConfig()
+        metrics = Metrics()
+        client = await KubeClient.connect(config.kubeconfig, config.client, metrics,
+                                          config.context)
+        return cls(client, config, metrics)
+
+    def add_controller(self, name: str, reconciler: Reconciler, *, for_: Resource,
+                       owns: Iterable[Resource] = (),
+                       watches: Iterable[tuple[Resource, Mapper]] = (),
+                       max_concurrent_reconciles: int = 1,
+                       rate_limiter: RateLimiter | None = None) -> Controller:
+        """A controller of `for_` objects, woken by them, by children it controls (`owns`),
+        and by other objects through a mapping function (`watches`)."""
+        if any(c.name == name for c in self.controllers):
+            raise ValueError(f"a controller named {name!r} already exists")
+        controller = Controller(name, reconciler,
+                                max_concurrent_reconciles=max_concurrent_reconciles,
+                                rate_limiter=rate_limiter, metrics=self.metrics,
+                                cache_sync_timeout=self.config.cache_sync_timeout)
+        controller.watch(self.cache.informer(for_), requests_for_object)
+        for child in owns:
+            controller.watch(self.cache.informer(child), requests_for_owner(for_))
+        for resource, mapper in watches:
+            controller.watch(self.cache.informer(resource), mapper)
+        self.controllers.append(controller)
+        return controller
+
+    def stop(self) -> None:
+        """Ask `run` to stop cleanly (safe to call from a signal handler)."""
+        self._stop.set()
+
+    @property
+    def status_port(self) -> int:
+        return self.status.port
+
+    def _ready(self) -> bool:
+        return self.cache.has_synced
+
+    # --- running ---------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Run until `stop()`; raises LeadershipLost if the lease was lost."""
+        self._log.info("starting manager")
+        await self.status.start()
+        try:
+            informers = asyncio.create_task(self.cache.run(), name="cache")
+            # The cache only ends by cancellation; if it dies anyway, stop everything.
+            informers.add_done_callback(self._on_cache_exit)
+            try:
+                await self._run_elected()
+            finally:
+                informers.cancel()
+                (outcome,) = await asyncio.gather(informers, return_exceptions=True)
+            if isinstance(outcome, Exception):
+                raise outcome
+            self._log.info("manager stopped")
+        finally:
+            await self.status.stop()
+            await self.client.close()
+
+    def _on_cache_exit(self, task: asyncio.Task[None]) -> None:
+        if not task.cancelled():
+            self.stop()
+
+    async def _run_elected(self) -> None:
+        election = self.config.leader_election
+        if election is None:
+            await self._run_controllers(None)
+            return
+        self.elector = elector = LeaderElector(self.client, election, self.metrics)
+        if not await self._unless_stopped(elector.acquire()):
+            return
+        lost = asyncio.Event()
+
+        async def keep_lease() -> None:
+            await elector.hold()
+            lost.set()
+
+        holder = asyncio.create_task(keep_lease(), name="lease renewal")
+        try:
+            await self._run_controllers(lost)
+        finally:
+            holder.cancel()
+            await asyncio.gather(holder, return_exceptions=True)
+        if lost.is_set():
+            raise LeadershipLost(f"lost lease {election.namespace}/{election.name}")
+        await elector.release()
+
+    async def _run_controllers(self, lost: asyncio.Event | None) -> None:
+        """Run every controller until stop (graceful) or loss of the lease (immediate)."""
+        tasks = [asyncio.create_task(c.run(), name=f"controller {c.name}")
+                 for c in self.controllers]
+        waiters = [asyncio.create_task(self._stop.wait())]
+        if lost is not None:
+            waiters.append(asyncio.create_task(lost.wait()))
+        try:
+            await asyncio.wait([*tasks, *waiters], return_when=asyncio.FIRST_COMPLETED)
+            if lost is not None and lost.is_set():
+                self._log.warning("leadership lost, stopping controllers now")
+            elif tasks:
+                for controller in self.controllers:
+                    controller.shutdown()
+                await asyncio.wait(tasks, timeout=self.config.graceful_shutdown_timeout)
+        finally:
+            for task in [*tasks, *waiters]:
+                task.cancel()
+            results = await asyncio.gather(*tasks, *waiters, return_exceptions=True)
+        errors = [r for r in results if isinstance(r, Exception)]
+        if errors:
+            raise errors[0]
+
+    async def _unless_stopped(self, work: Awaitable[None]) -> bool:
+        """Await `work` unless stop comes first; True if it finished."""
+        task = asyncio.ensure_future(work)
+        stop = asyncio.create_task(self._stop.wait())
+        try:
+            await asyncio.wait([task, stop], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for t in (task, stop):
+                t.cancel()
+            await asyncio.gather(task, stop, return_exceptions=True)
+        if task.cancelled():
+            return False
+        error = task.exception()
+        if error is not None:
+            raise error
+        return True

@@ -1,0 +1,58 @@
+"""The benchmark operator on this project's runtime: one ConfigMap per Widget.
+
+Run as `python -m hack.bench.runtime.ours KUBECONFIG NAMESPACE WORKERS QPS` (QPS 0: no
+client-side limit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from pathlib import Path
+
+from controller.client import ClientConfig
+from controller.errors import Conflict, NotFound
+from controller.manager import Manager, ManagerConfig
+from controller.reconcile import Request
+from controller.resource import CONFIG_MAPS, Resource
+from controller.signals import stop_on_signals
+
+from .common import GROUP, KIND, PLURAL, VERSION, child_config_map
+
+WIDGETS = Resource(GROUP, VERSION, PLURAL, KIND)
+
+
+async def main(kubeconfig: Path, namespace: str, workers: int, qps: float) -> None:
+    mgr = await Manager.create(ManagerConfig(
+        kubeconfig=kubeconfig, namespace=namespace, status_host="127.0.0.1", status_port=0,
+        client=ClientConfig(qps=qps or None, burst=max(1, int(qps * 1.5)))))
+
+    async def reconcile(request: Request) -> None:
+        try:
+            owner = await mgr.cache.get(WIDGETS, request.namespace, request.name)
+        except NotFound:
+            return
+        if owner["metadata"].get("deletionTimestamp"):
+            return
+        want = child_config_map(owner)
+        try:
+            have = await mgr.cache.get(CONFIG_MAPS, request.namespace,
+                                       want["metadata"]["name"])
+        except NotFound:
+            # A Conflict means it was created meanwhile; its watch event brings us back.
+            with contextlib.suppress(Conflict):
+                await mgr.client.create(CONFIG_MAPS, want)
+            return
+        if have.get("data") != want["data"]:
+            await mgr.client.patch(CONFIG_MAPS, request.namespace, want["metadata"]["name"],
+                                   {"data": want["data"]})
+
+    mgr.add_controller("widget", reconcile, for_=WIDGETS, owns=[CONFIG_MAPS],
+                       max_concurrent_reconciles=workers)
+    stop_on_signals(mgr.stop)
+    await mgr.run()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])))

@@ -1,0 +1,63 @@
+"""The API client against the local server: JSON verbs, error classes, client-side QPS limits,
+request metrics and the user agent."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from controller.client import ClientConfig, KubeClient
+from controller.errors import ApiError, Conflict, NotFound
+from controller.metrics import Metrics
+from controller.resource import CONFIG_MAPS
+from hack.localcluster.server import LocalCluster
+
+
+async def test_verbs_and_errors(kubeconfig: Path) -> None:
+    metrics = Metrics()
+    client = await KubeClient.connect(kubeconfig, ClientConfig(qps=None), metrics)
+    try:
+        created = await client.create(CONFIG_MAPS, {"metadata": {"name": "a",
+                                                                 "namespace": "default"},
+                                                    "data": {"k": "v"}})
+        assert created["metadata"]["uid"]
+        with pytest.raises(Conflict):
+            await client.create(CONFIG_MAPS, {"metadata": {"name": "a", "namespace": "default"}})
+        patched = await client.patch(CONFIG_MAPS, "default", "a", {"data": {"k": "w"}})
+        assert patched["data"] == {"k": "w"}
+        stale = {**created, "data": {"k": "x"}}
+        with pytest.raises(Conflict) as conflict:
+            await client.update(CONFIG_MAPS, stale)
+        assert conflict.value.code == 409 and conflict.value.reason == "Conflict"
+        listed = await client.list(CONFIG_MAPS, "default")
+        assert [o["metadata"]["name"] for o in listed["items"]] == ["a"]
+        await client.delete(CONFIG_MAPS, "default", "a")
+        with pytest.raises(NotFound):
+            await client.get(CONFIG_MAPS, "default", "a")
+        with pytest.raises(ApiError) as bad:
+            await client.request("GET", "/api/v1/nonsense/x/y/z/w")
+        assert bad.value.code == 404
+        sample = metrics.registry.get_sample_value
+        assert sample("rest_client_requests_total",
+                      {"code": "409", "method": "POST", "host": client.host}) == 1
+        assert sample("rest_client_requests_total",
+                      {"code": "201", "method": "POST", "host": client.host}) == 1
+    finally:
+        await client.close()
+
+
+async def test_client_side_qps_limit(kubeconfig: Path, cluster: LocalCluster) -> None:
+    client = await KubeClient.connect(kubeconfig, ClientConfig(qps=20.0, burst=5,
+                                                               user_agent="qps-test/1"))
+    try:
+        start = time.monotonic()
+        for _ in range(15):
+            await client.list(CONFIG_MAPS, "default")
+        took = time.monotonic() - start
+        # 5 at once from the burst, then 10 more at 20 per second.
+        assert took >= 0.45, took
+        assert cluster.stats.count(verb="list", user_agent="qps-test/1") == 15
+    finally:
+        await client.close()
