@@ -25,6 +25,8 @@ class ApiError(Exception):
         reason = str(body.get("reason", "")) or _DEFAULT_REASONS.get(code, "")
         message = str(body.get("message", ""))
         kind = _BY_CODE.get(code, ApiError)
+        if kind is Conflict and reason == "AlreadyExists":
+            kind = AlreadyExists
         return kind(code, reason, message, retry_after, body)
 
 
@@ -38,6 +40,10 @@ class NotFound(ApiError):
 
 class Conflict(ApiError):
     """409: a stale resourceVersion on update, or an object that already exists on create."""
+
+
+class AlreadyExists(Conflict):
+    """409 with reason AlreadyExists: a create of a name that is taken."""
 
 
 class Gone(ApiError):
