@@ -1,0 +1,33 @@
+"""What every reconciler is built with: the client, the shared cache, settings and recorders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from backends.settings import OperatorSettings
+from controller.cache import Cache
+from controller.client import KubeClient
+from controller.events import EventRecorder
+
+from .children import ChildWriter
+
+
+@dataclass
+class OperatorContext:
+    """Shared by the reconcilers of one operator process (one per manager)."""
+
+    client: KubeClient
+    cache: Cache
+    settings: OperatorSettings
+    #: Only this namespace is reconciled when set (namespace-restricted mode).
+    namespace: str | None = None
+    _recorders: dict[str, EventRecorder] = field(default_factory=dict)
+
+    def recorder(self, component: str) -> EventRecorder:
+        """The event recorder of a controller (one per component name)."""
+        if component not in self._recorders:
+            self._recorders[component] = EventRecorder(self.client, component)
+        return self._recorders[component]
+
+    def children(self, component: str) -> ChildWriter:
+        return ChildWriter(self.client, self.cache, self.recorder(component))

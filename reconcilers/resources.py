@@ -1,0 +1,41 @@
+"""The Kubernetes resources the reconcilers read and write, by name."""
+
+from __future__ import annotations
+
+from controller.resource import Resource
+
+# nvidia.com/v1alpha1
+GRAPH_DEPLOYMENTS = Resource("nvidia.com", "v1alpha1", "dynamographdeployments",
+                             "DynamoGraphDeployment")
+COMPONENT_DEPLOYMENTS = Resource("nvidia.com", "v1alpha1", "dynamocomponentdeployments",
+                                 "DynamoComponentDeployment")
+SCALING_ADAPTERS = Resource("nvidia.com", "v1alpha1", "dynamographdeploymentscalingadapters",
+                            "DynamoGraphDeploymentScalingAdapter")
+DEPLOYMENT_REQUESTS = Resource("nvidia.com", "v1alpha1", "dynamographdeploymentrequests",
+                               "DynamoGraphDeploymentRequest")
+MODELS = Resource("nvidia.com", "v1alpha1", "dynamomodels", "DynamoModel")
+
+# built-in
+PODS = Resource("", "v1", "pods", "Pod")
+SERVICES = Resource("", "v1", "services", "Service")
+SECRETS = Resource("", "v1", "secrets", "Secret")
+CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap")
+PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
+SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
+ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
+DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
+JOBS = Resource("batch", "v1", "jobs", "Job")
+INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress")
+ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
+ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
+
+# optional APIs, used when discovery finds them
+LEADER_WORKER_SETS = Resource("leaderworkerset.x-k8s.io", "v1", "leaderworkersets",
+                              "LeaderWorkerSet")
+POD_CLIQUE_SETS = Resource("grove.io", "v1alpha1", "podcliquesets", "PodCliqueSet")
+POD_CLIQUES = Resource("grove.io", "v1alpha1", "podcliques", "PodClique")
+POD_CLIQUE_SCALING_GROUPS = Resource("grove.io", "v1alpha1", "podcliquescalinggroups",
+                                     "PodCliqueScalingGroup")
+VOLCANO_POD_GROUPS = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup")
+VIRTUAL_SERVICES = Resource("networking.istio.io", "v1beta1", "virtualservices",
+                            "VirtualService")
