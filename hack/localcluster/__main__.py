@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .server import ClusterConfig, LocalCluster
+from .simulation import PARTS, Delays, SimulationConfig, load_nodes
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -26,14 +27,36 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--token", default=None, help="bearer token (default: random)")
     parser.add_argument("--no-simulation", action="store_true",
                         help="serve the bare API server, without simulated nodes and workloads")
+    parser.add_argument("--nodes", type=Path, default=None, metavar="FILE",
+                        help="YAML file listing the simulated nodes (default: 4 nodes with 8"
+                             " GPUs each)")
+    parser.add_argument("--disable", default="", metavar="PART[,PART...]",
+                        help="simulation parts to switch off: " + ", ".join(sorted(PARTS)))
+    parser.add_argument("--time-scale", type=float, default=1.0,
+                        help="multiply every simulated delay (pod start, readiness, ...)")
     parser.add_argument("--bookmark-interval", type=float, default=60.0,
                         help="seconds between watch bookmarks")
     return parser.parse_args(argv)
 
 
+def simulation_config(args: argparse.Namespace) -> SimulationConfig | None:
+    """The simulation the flags ask for (on unless --no-simulation)."""
+    if args.no_simulation:
+        return None
+    disabled = {p.strip() for p in args.disable.split(",") if p.strip()}
+    unknown = disabled - PARTS
+    if unknown:
+        raise SystemExit(f"--disable: unknown parts {sorted(unknown)}; known: {sorted(PARTS)}")
+    config = SimulationConfig(parts=PARTS - disabled, delays=Delays().scaled(args.time_scale))
+    if args.nodes is not None:
+        config.nodes = load_nodes(args.nodes)
+    return config
+
+
 async def serve(args: argparse.Namespace) -> None:
     config = ClusterConfig(host=args.host, port=args.port, data_dir=args.data_dir,
-                           bookmark_interval=args.bookmark_interval)
+                           bookmark_interval=args.bookmark_interval,
+                           simulation=simulation_config(args))
     if args.token:
         config.token = args.token
     elif args.data_dir is not None:

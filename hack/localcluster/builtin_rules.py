@@ -6,6 +6,8 @@ same order kube-apiserver's registry does (prepare, default, validate).
 
 from __future__ import annotations
 
+import base64
+import copy
 import ipaddress
 import itertools
 from typing import Any
@@ -73,11 +75,34 @@ def prepare_for_create(rt: ResourceType, obj: Json) -> None:
         obj["status"] = {}
 
 
+def prepare_for_update(rt: ResourceType, obj: Json, old: Json) -> None:
+    """Keep what the server allocated when an update leaves it out, as the Service registry
+    does for cluster IPs and node ports (so a client may PUT a spec it built from scratch)."""
+    if rt.kind != "Service":
+        return
+    spec, old_spec = obj.get("spec"), old.get("spec") or {}
+    if not isinstance(spec, dict) or spec.get("type") == "ExternalName":
+        return
+    if spec.get("clusterIP") in (None, "") and old_spec.get("clusterIP"):
+        spec["clusterIP"] = old_spec["clusterIP"]
+        if not spec.get("clusterIPs") and old_spec.get("clusterIPs"):
+            spec["clusterIPs"] = list(old_spec["clusterIPs"])
+    old_ports = {(p.get("name"), p.get("port")): p.get("nodePort")
+                 for p in old_spec.get("ports") or [] if isinstance(p, dict)}
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict) and not port.get("nodePort"):
+            node_port = old_ports.get((port.get("name"), port.get("port")))
+            if node_port and spec.get("type") in ("NodePort", "LoadBalancer"):
+                port["nodePort"] = node_port
+
+
 def apply_defaults(rt: ResourceType, obj: Json, cluster_ips: ClusterIPAllocator) -> None:
     """The defaulting functions of k8s.io/api for the fields operators compare against."""
     if rt.custom:
         return
     spec = obj.get("spec")
+    if rt.kind == "Secret":
+        _default_secret(obj)
     if rt.kind == "CustomResourceDefinition":
         crds.apply_crd_defaults(obj)
     elif rt.kind == "Service" and isinstance(spec, dict):
@@ -122,6 +147,17 @@ def apply_defaults(rt: ResourceType, obj: Json, cluster_ips: ClusterIPAllocator)
         _default_pod_spec(spec)
     elif rt.kind == "PersistentVolumeClaim" and isinstance(spec, dict):
         spec.setdefault("volumeMode", "Filesystem")
+
+
+def _default_secret(obj: Json) -> None:
+    """stringData is write-only: its entries overwrite data's (base64-encoded); type defaults."""
+    obj.setdefault("type", "Opaque")
+    string_data = obj.pop("stringData", None)
+    if isinstance(string_data, dict) and string_data:
+        data = obj.get("data")
+        obj["data"] = {**(data if isinstance(data, dict) else {}),
+                       **{k: base64.b64encode(str(v).encode()).decode()
+                          for k, v in string_data.items()}}
 
 
 def _default_service(spec: Json, cluster_ips: ClusterIPAllocator) -> None:
@@ -218,8 +254,7 @@ def validation_errors(rt: ResourceType, obj: Json, old: Json | None) -> list[Cau
     elif rt.kind == "Service" and isinstance(spec, dict):
         errors.extend(_service_errors(spec, old))
     elif rt.kind == "PersistentVolumeClaim" and old is not None:
-        new_spec = {k: v for k, v in (spec or {}).items() if k != "resources"}
-        old_spec = {k: v for k, v in (old.get("spec") or {}).items() if k != "resources"}
+        new_spec, old_spec = _pvc_comparable_specs(obj, old)
         if new_spec != old_spec:
             errors.append(forbidden(
                 "spec", "spec is immutable after creation except resources.requests and"
@@ -227,6 +262,22 @@ def validation_errors(rt: ResourceType, obj: Json, old: Json | None) -> list[Cau
     elif rt.kind == "CustomResourceDefinition":
         errors.extend(crds.validation_errors(obj, old))
     return errors
+
+
+def _pvc_comparable_specs(obj: Json, old: Json) -> tuple[Json, Json]:
+    """The parts of a claim's spec an update may not change: everything but a first
+    volumeName (the binder sets it) and, once the claim is Bound, the storage request."""
+    new_spec = copy.deepcopy(obj.get("spec") or {})
+    old_spec = copy.deepcopy(old.get("spec") or {})
+    if not old_spec.get("volumeName"):
+        new_spec.pop("volumeName", None)
+        old_spec.pop("volumeName", None)
+    if (obj.get("status") or {}).get("phase") == "Bound":
+        for spec in (new_spec, old_spec):
+            requests = (spec.get("resources") or {}).get("requests")
+            if isinstance(requests, dict):
+                requests.pop("storage", None)
+    return new_spec, old_spec
 
 
 def _workload_errors(spec: Any) -> list[Cause]:

@@ -15,6 +15,8 @@ SERVER_VERSION: Json = {
     "minor": "37",
     "emulationMajor": "1",
     "emulationMinor": "37",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "36",
     "gitVersion": "v1.37.0-localcluster",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",

@@ -11,11 +11,18 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from . import discovery, tables
+from . import discovery, protobuf, tables
 from .apply import validate_field_manager
-from .errors import ApiError, bad_request, method_not_allowed, not_found
+from .errors import (
+    ApiError,
+    Cause,
+    bad_request,
+    invalid_object,
+    method_not_allowed,
+    not_found,
+)
 from .openapi import OpenAPI
-from .operations import Operations, WriteOptions
+from .operations import ListResult, Operations, WriteOptions
 from .patch import PATCH_CONTENT_TYPES
 from .registry import ResourceType
 from .selectors import FieldSelector, LabelSelector
@@ -125,6 +132,10 @@ class ResourceApi:
             raise _page_not_found()
         opts = self._write_options(request)
         if method == "POST" and not target.name:
+            if rt.custom and self._crd_terminating(rt):
+                raise ApiError(405, "MethodNotAllowed", "create not allowed while custom"
+                               " resource definition is terminating",
+                               {"group": rt.group, "kind": rt.plural})
             body = await _read_body(request)
             result = self.ops.create(rt, target.namespace or "", body, opts)
             return self._respond(request, rt, result.obj, single=True, code=201,
@@ -160,17 +171,25 @@ class ResourceApi:
             options = await _delete_options(request)
             dry_run = opts.dry_run
             if target.name:
-                obj, code = self.ops.delete(rt, target.namespace or "", target.name, options,
-                                            dry_run)
-                if not rt.custom and rt.kind not in _RETURNS_OBJECT_ON_DELETE:
+                obj, outcome = self.ops.delete(rt, target.namespace or "", target.name,
+                                               options, dry_run)
+                pending = outcome == 202
+                # 202 only for a delete still pending that asked for cascading deletion the
+                # old way (orphanDependents=false); otherwise 200, as the delete handler does.
+                code = 202 if pending and options.get("orphanDependents") is False else 200
+                if not pending and not rt.custom and rt.kind not in _RETURNS_OBJECT_ON_DELETE:
                     return _json(_success_status(rt, obj), code=code)
                 return self._respond(request, rt, obj, single=True, code=code)
-            self.ops.delete_collection(rt, target.namespace, options,
-                                       query.get("labelSelector", ""),
-                                       query.get("fieldSelector", ""), dry_run)
-            return _json({"kind": "Status", "apiVersion": "v1", "metadata": {},
-                          "status": "Success"})
+            listed = self.ops.delete_collection(rt, target.namespace, options,
+                                                query.get("labelSelector", ""),
+                                                query.get("fieldSelector", ""), dry_run)
+            return self._list_response(request, rt, listed)
         raise method_not_allowed()
+
+    def _crd_terminating(self, rt: ResourceType) -> bool:
+        crd = self.ops.storage.get(("apiextensions.k8s.io", "customresourcedefinitions"), "",
+                                   f"{rt.plural}.{rt.group}")
+        return crd is not None and bool(crd["metadata"].get("deletionTimestamp"))
 
     # --- reads -----------------------------------------------------------------------------
 
@@ -191,7 +210,11 @@ class ResourceApi:
             field_selector=q.get("fieldSelector", ""), limit=limit,
             continue_token=q.get("continue", ""), resource_version=q.get("resourceVersion", ""),
             resource_version_match=q.get("resourceVersionMatch", ""))
-        rt = target.rt
+        return self._list_response(request, target.rt, result)
+
+    def _list_response(self, request: web.Request, rt: ResourceType,
+                       result: ListResult) -> web.Response:
+        q = request.query
         list_meta: Json = {"resourceVersion": result.resource_version}
         if result.continue_token:
             list_meta["continue"] = result.continue_token
@@ -261,6 +284,8 @@ class ResourceApi:
 
         rv_param = q.get("resourceVersion", "")
         send_initial = q.get("sendInitialEvents")
+        _validate_watch_options(send_initial, q.get("resourceVersionMatch", ""),
+                                q.get("continue", ""))
         try:
             timeout = float(q["timeoutSeconds"]) if "timeoutSeconds" in q else (
                 self.watch_settings.min_timeout * (1 + random.random()))
@@ -281,6 +306,29 @@ class ResourceApi:
             timeout=timeout,
             table=q.get("includeObject", "Metadata") if _accept(request) == "Table" else None)
         return await serve_watch(request, self.ops.storage, plan)
+
+
+def _validate_watch_options(send_initial: str | None, match: str, continue_token: str) -> None:
+    """ValidateListOptions of a watch: sendInitialEvents and resourceVersionMatch go together,
+    and the only match a watch knows is NotOlderThan."""
+    causes = []
+    if send_initial is not None and match != "NotOlderThan":
+        causes.append(Cause("FieldValueForbidden", "Forbidden: sendInitialEvents requires"
+                            " setting resourceVersionMatch to NotOlderThan",
+                            "resourceVersionMatch"))
+    if match:
+        if send_initial is None:
+            causes.append(Cause("FieldValueForbidden", "Forbidden: resourceVersionMatch is"
+                                " forbidden for watch unless sendInitialEvents is provided",
+                                "resourceVersionMatch"))
+        if match != "NotOlderThan":
+            causes.append(Cause("FieldValueNotSupported", f'Unsupported value: "{match}":'
+                                ' supported values: "NotOlderThan"', "resourceVersionMatch"))
+        if continue_token:
+            causes.append(Cause("FieldValueForbidden", "Forbidden: resourceVersionMatch is"
+                                " forbidden when continue is provided", "resourceVersionMatch"))
+    if causes:
+        raise invalid_object("meta.k8s.io", "ListOptions", "", causes)
 
 
 _RETURNS_OBJECT_ON_DELETE = {"Pod", "Namespace", "Service", "PersistentVolumeClaim",
@@ -321,7 +369,7 @@ def _accept(request: web.Request) -> str:
 
 
 def _truthy(value: str | None) -> bool:
-    return value in ("true", "1", "True")
+    return value in ("1", "t", "T", "TRUE", "true", "True")  # Go's strconv.ParseBool
 
 
 def _page_not_found() -> ApiError:
@@ -335,6 +383,8 @@ async def _read_body(request: web.Request, yaml_ok: bool = True) -> Any:
     if not raw.strip():
         raise bad_request("the body of the request was empty")
     content_type = request.content_type
+    if content_type == protobuf.CONTENT_TYPE:
+        return protobuf.decode_body(raw)
     try:
         if content_type in ("application/json", "application/json-patch+json",
                             "application/merge-patch+json",
@@ -342,15 +392,16 @@ async def _read_body(request: web.Request, yaml_ok: bool = True) -> Any:
             return json.loads(raw)
         if yaml_ok and ("yaml" in content_type or content_type == "application/apply-patch+yaml"):
             return yaml.safe_load(raw)
-        if content_type in ("", "application/octet-stream", "text/plain"):
+        if not request.headers.get("Content-Type"):  # no Content-Type: JSON, the default
             return json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise bad_request(f"couldn't get version/kind; json parse error: {err}") from None
     except yaml.YAMLError as err:
         raise bad_request(f"error converting YAML to JSON: {err}") from None
     raise ApiError(415, "UnsupportedMediaType",
-                   f'the body of the request was in an unknown format - accepted media types'
-                   f' include: application/json, application/yaml (got "{content_type}")')
+                   "the body of the request was in an unknown format - accepted media types"
+                   " include: application/json, application/yaml,"
+                   " application/vnd.kubernetes.protobuf")
 
 
 async def _raw_body(request: web.Request) -> bytes:
@@ -376,7 +427,10 @@ async def _delete_options(request: web.Request) -> Json:
     raw = await _raw_body(request)
     if raw.strip():
         try:
-            body = json.loads(raw)
+            if request.content_type == protobuf.CONTENT_TYPE:
+                body = protobuf.decode_body(raw)
+            else:
+                body = json.loads(raw)
         except json.JSONDecodeError as err:
             raise bad_request(f"couldn't get version/kind; json parse error: {err}") from None
         if isinstance(body, dict):

@@ -97,18 +97,24 @@ class Operations:
         obj["apiVersion"] = api_version
         return obj
 
-    def _require_namespace(self, rt: ResourceType, namespace: str, creating: bool) -> None:
+    def _require_namespace(self, rt: ResourceType, namespace: str, creating: bool,
+                           name: str = "") -> None:
         if not rt.namespaced:
             return
         ns = self.storage.get(("", "namespaces"), "", namespace)
         if ns is None:
             raise not_found("", "namespaces", namespace)
         if creating and ns["metadata"].get("deletionTimestamp"):
+            # NamespaceLifecycle admission: the name as requested (before generateName).
+            subject = f'{rt.group_resource} "{name}"' if name else rt.group_resource
+            details: Json = {"name": name} if name else {}
+            if rt.group:
+                details["group"] = rt.group
             raise ApiError(
                 403, "Forbidden",
-                f'{rt.group_resource} is forbidden: unable to create new content in namespace'
+                f'{subject} is forbidden: unable to create new content in namespace'
                 f' {namespace} because it is being terminated',
-                {"kind": rt.plural, "causes": [{
+                {**details, "kind": rt.plural, "causes": [{
                     "reason": "NamespaceTerminating",
                     "message": f"namespace {namespace} is being terminated",
                     "field": "metadata.namespace"}]},
@@ -200,15 +206,24 @@ class Operations:
         labels = LabelSelector.parse(label_selector)
         fields = FieldSelector.for_resource(field_selector, rt)
         ns = namespace if rt.namespaced else None
+        _validate_list_options(resource_version, resource_version_match, continue_token)
         start = ""
         if continue_token:
             try:
                 token = json.loads(base64.urlsafe_b64decode(continue_token.encode()))
                 start = str(token["start"])
+                token_rv = int(token["rv"])
             except (ValueError, KeyError, TypeError):
                 raise bad_request("continue key is not valid: invalid continue token") from None
-        current = self.storage.rv
-        objs = self._objects_at(rt, ns, resource_version, resource_version_match)
+            if resource_version not in ("", "0"):
+                raise bad_request("specifying resource version is not allowed when using"
+                                  " continue")
+            # Later pages are read at the first page's version, so the list is consistent.
+            if token_rv < self.storage.oldest_replayable_rv():
+                raise ApiError(410, "Expired", _CONTINUE_EXPIRED)
+            objs, current = self._objects_at(rt, ns, str(token_rv), "Exact")
+        else:
+            objs, current = self._objects_at(rt, ns, resource_version, resource_version_match)
         items: list[Json] = []
         remaining = 0
         last_key = ""
@@ -228,23 +243,20 @@ class Operations:
         if remaining:
             token = base64.urlsafe_b64encode(
                 json.dumps({"rv": current, "start": last_key}).encode()).decode()
-        return ListResult(items, str(current), token, remaining if remaining else None)
+        # The remaining count is only known (and only reported) for unfiltered lists.
+        count = remaining if remaining and not (label_selector or field_selector) else None
+        return ListResult(items, str(current), token, count)
 
     def _objects_at(self, rt: ResourceType, ns: str | None, resource_version: str,
-                    match: str) -> list[Json]:
+                    match: str) -> tuple[list[Json], int]:
+        """The objects a list at (resourceVersion, resourceVersionMatch) sees, and the
+        version the list reports."""
         if resource_version in ("", "0"):
-            if match == "Exact":
-                raise invalid_object("meta.k8s.io", "ListOptions", "", [Cause(
-                    "FieldValueForbidden",
-                    'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion'
-                    ' "0"', "resourceVersionMatch")])
-            return self.storage.list_objects(rt.stored_as, ns)
+            return self.storage.list_objects(rt.stored_as, ns), self.storage.rv
         try:
             wanted = int(resource_version)
         except ValueError:
             raise bad_request(f"invalid resourceVersion: {resource_version}") from None
-        if match not in ("", "NotOlderThan", "Exact"):
-            raise bad_request(f"unknown resourceVersionMatch: {match}")
         if wanted > self.storage.rv:
             raise ApiError(504, "Timeout", f"Too large resource version: {wanted}, current:"
                            f" {self.storage.rv}", {"causes": [{
@@ -252,8 +264,8 @@ class Operations:
                                "message": "Too large resource version"}],
                                "retryAfterSeconds": 1})
         if match != "Exact" or wanted == self.storage.rv:
-            return self.storage.list_objects(rt.stored_as, ns)
-        return self._snapshot(rt, ns, wanted)
+            return self.storage.list_objects(rt.stored_as, ns), self.storage.rv
+        return self._snapshot(rt, ns, wanted), wanted
 
     def _snapshot(self, rt: ResourceType, ns: str | None, at: int) -> list[Json]:
         """The objects as they were at version `at`, rebuilt by undoing later history."""
@@ -283,12 +295,13 @@ class Operations:
                opts: WriteOptions) -> WriteResult:
         obj = self._check_body(rt, copy.deepcopy(body), namespace)
         meta = obj["metadata"]
+        requested_name = str(meta.get("name") or "")
         if not meta.get("name") and meta.get("generateName"):
             suffix = "".join(random.choice(_GENERATE_ALPHABET) for _ in range(5))
             meta["name"] = str(meta["generateName"])[:58] + suffix
         if rt.namespaced and not namespace:
             raise bad_request("the namespace of the object could not be determined")
-        self._require_namespace(rt, namespace, creating=True)
+        self._require_namespace(rt, namespace, creating=True, name=requested_name)
         for key in _SERVER_OWNED_META:
             meta.pop(key, None)
         meta["uid"] = str(uuid.uuid4())
@@ -312,9 +325,11 @@ class Operations:
 
     def _commit(self, rt: ResourceType, obj: Json, opts: WriteOptions) -> Json:
         obj = self._stored(rt, obj)
-        obj["metadata"]["resourceVersion"] = str(self.storage.next_rv())
         if opts.dry_run:
+            # Nothing is persisted, so no version is assigned: a dry-run create answers
+            # without a resourceVersion, a dry-run update with the current one.
             return self._served(rt, obj)
+        obj["metadata"]["resourceVersion"] = str(self.storage.next_rv())
         self.storage.put(rt.stored_as, obj)
         return self._served(rt, obj)
 
@@ -375,6 +390,7 @@ class Operations:
         extra = self._schema_pass(rt, obj, opts, warnings) if subresource != "status" else []
         if rt.custom and subresource == "status" and rt.schema is not None:
             extra = schema.validate(obj, rt.schema)
+        builtin_rules.prepare_for_update(rt, obj, old_served)
         self._validate(rt, obj, old_served, extra)
         builtin_rules.apply_defaults(rt, obj, self.cluster_ips)
         self._bump_generation(rt, obj, old_served)
@@ -389,6 +405,12 @@ class Operations:
 
     def patch(self, rt: ResourceType, namespace: str, name: str, patch_type: str,
               body: Any, opts: WriteOptions, subresource: str = "") -> WriteResult:
+        if patch_type == "strategic" and rt.custom:
+            # Checked before the object is looked up, as the patch handler does.
+            raise ApiError(415, "UnsupportedMediaType",
+                           "the body of the request was in an unknown format - accepted media"
+                           " types include: application/json-patch+json,"
+                           " application/merge-patch+json, application/apply-patch+yaml")
         ns = namespace if rt.namespaced else ""
         old = self.storage.get(rt.stored_as, ns, name)
         if patch_type == "apply":
@@ -401,10 +423,6 @@ class Operations:
         elif patch_type == "json":
             patched = patch.json_patch(current, body)
         elif patch_type == "strategic":
-            if rt.custom:
-                raise ApiError(415, "UnsupportedMediaType",
-                               "strategic merge patch is not supported for custom resources;"
-                               " use application/merge-patch+json or application/json-patch+json")
             patched = patch.strategic_merge_patch(current, body, rt.kind)
         else:
             raise ApiError(415, "UnsupportedMediaType", f"unsupported patch type {patch_type}")
@@ -464,7 +482,9 @@ class Operations:
 
     def delete(self, rt: ResourceType, namespace: str, name: str, options: Json,
                dry_run: bool = False) -> tuple[Json, int]:
-        """Delete per DeleteOptions; returns (body, HTTP code): 200 done, 202 pending."""
+        """Delete per DeleteOptions; returns (body, 200) when the object is gone, or
+        (body, 202) while finalizers (or a grace period) keep it; the HTTP layer picks the
+        response code."""
         ns = namespace if rt.namespaced else ""
         old = self.storage.get(rt.stored_as, ns, name)
         if old is None:
@@ -483,8 +503,7 @@ class Operations:
         if rt.kind == "Namespace" and name in ("default", "kube-system", "kube-public"):
             raise ApiError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace'
                            " may not be deleted", {"name": name, "kind": "namespaces"})
-        policy = options.get("propagationPolicy") or ("Orphan" if options.get(
-            "orphanDependents") else "Background")
+        policy = options.get("propagationPolicy") or _default_propagation(rt, old, options)
         if policy not in ("Background", "Foreground", "Orphan"):
             raise invalid_object("meta.k8s.io", "DeleteOptions", "", [Cause(
                 "FieldValueNotSupported", f'Unsupported value: "{policy}": supported values:'
@@ -509,7 +528,7 @@ class Operations:
             self._finalize_delete(rt, obj, WriteOptions())
             return self._served(rt, obj), 200
         if meta.get("deletionTimestamp") and finalizers == list(meta.get("finalizers") or []):
-            return self._served(rt, old), 202 if rt.kind != "Namespace" else 200
+            return self._served(rt, old), 202
         meta["finalizers"] = finalizers
         if not meta.get("deletionTimestamp"):
             meta["deletionTimestamp"] = now_rfc3339()
@@ -523,7 +542,7 @@ class Operations:
         if not meta["finalizers"]:
             meta.pop("finalizers")
         served = self._commit(rt, obj, WriteOptions(dry_run=dry_run))
-        return served, 200 if rt.kind == "Namespace" else 202
+        return served, 202
 
     def _finalize_delete(self, rt: ResourceType, obj: Json, opts: WriteOptions) -> Json:
         """Remove the object for good (no finalizers left)."""
@@ -557,19 +576,19 @@ class Operations:
 
     def delete_collection(self, rt: ResourceType, namespace: str | None, options: Json,
                           label_selector: str, field_selector: str,
-                          dry_run: bool = False) -> list[Json]:
+                          dry_run: bool = False) -> ListResult:
+        """Delete every matching object; returns them as listed, which is what
+        kube-apiserver answers a deletecollection with."""
         listed = self.list_objects(rt, namespace, label_selector=label_selector,
                            field_selector=field_selector)
-        out = []
         for obj in listed.items:
             try:
-                body, _ = self.delete(rt, obj["metadata"].get("namespace", ""),
-                                      obj["metadata"]["name"], options, dry_run)
-                out.append(body)
+                self.delete(rt, obj["metadata"].get("namespace", ""),
+                            obj["metadata"]["name"], options, dry_run)
             except ApiError as err:
                 if err.code != 404:
                     raise
-        return out
+        return listed
 
     # --- scale -----------------------------------------------------------------------------
 
@@ -613,6 +632,52 @@ class Operations:
             raise ApiError(415, "UnsupportedMediaType",
                            "apply patches are not supported on the scale subresource")
         return self.update_scale(rt, namespace, name, patched, opts)
+
+
+_CONTINUE_EXPIRED = (
+    "The provided continue parameter is too old to display a consistent list result. You can"
+    " start a new list without the continue parameter, or use the continue token in this"
+    " response to retrieve the remainder of the results. Continuing with the provided token"
+    " results in an inconsistent list - objects that were created, modified, or deleted between"
+    " the time the first chunk was returned and now may show up in the list.")
+
+
+def _validate_list_options(resource_version: str, match: str, continue_token: str) -> None:
+    """ValidateListOptions of a (non-watch) list: 422 on ListOptions.meta.k8s.io."""
+    causes = []
+    if match:
+        if not resource_version:
+            causes.append(Cause("FieldValueForbidden", "Forbidden: resourceVersionMatch is"
+                                " forbidden unless resourceVersion is provided",
+                                "resourceVersionMatch"))
+        if continue_token:
+            causes.append(Cause("FieldValueForbidden", "Forbidden: resourceVersionMatch is"
+                                " forbidden when continue is provided", "resourceVersionMatch"))
+        if match not in ("Exact", "NotOlderThan"):
+            causes.append(Cause("FieldValueNotSupported", f'Unsupported value: "{match}":'
+                                ' supported values: "Exact", "NotOlderThan", ""',
+                                "resourceVersionMatch"))
+        if match == "Exact" and resource_version == "0":
+            causes.append(Cause("FieldValueForbidden", 'Forbidden: resourceVersionMatch "exact"'
+                                ' is forbidden for resourceVersion "0"', "resourceVersionMatch"))
+    if causes:
+        raise invalid_object("meta.k8s.io", "ListOptions", "", causes)
+
+
+def _default_propagation(rt: ResourceType, obj: Json, options: Json) -> str:
+    """The propagation of a delete that names none: orphanDependents, then an orphan or
+    foregroundDeletion finalizer already on the object, then the kind's default (batch/v1
+    Jobs orphan their pods, for backwards compatibility; everything else is Background)."""
+    if "orphanDependents" in options and options["orphanDependents"] is not None:
+        return "Orphan" if options["orphanDependents"] else "Background"
+    finalizers = obj["metadata"].get("finalizers") or []
+    if "orphan" in finalizers:
+        return "Orphan"
+    if "foregroundDeletion" in finalizers:
+        return "Foreground"
+    if (rt.group, rt.version, rt.kind) == ("batch", "v1", "Job"):
+        return "Orphan"
+    return "Background"
 
 
 def _get_path(obj: Json, path: str) -> Any:

@@ -12,6 +12,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 WRITE_VERBS = frozenset({"create", "update", "patch", "delete", "deletecollection"})
+#: What Go's strconv.ParseBool reads as true (kubernetes_asyncio sends watch=True).
+_GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,7 @@ def classify(method: str, path: str, query: dict[str, str]) -> tuple[str, str, s
     sub = rest[2] if len(rest) > 2 else ""
     resource = plural + (f".{group}" if group else "") + (f"/{sub}" if sub else "")
     if method == "GET":
-        if watch_prefix or query.get("watch") in ("true", "1"):
+        if watch_prefix or query.get("watch") in _GO_TRUE:
             verb = "watch"
         else:
             verb = "get" if name else "list"

@@ -7,6 +7,7 @@ kubeconfig it writes.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import secrets
@@ -23,10 +24,12 @@ from aiohttp import web
 
 from . import discovery, tls
 from .errors import ApiError
+from .faults import CONTROL_PATH, Faults
 from .http_api import ResourceApi, WatchSettings
 from .operations import Operations, WriteOptions
 from .registry import Registry
 from .request_stats import RequestKey, RequestStats, classify
+from .simulation import Simulation, SimulationConfig
 from .storage import Storage
 from .system_controllers import SystemControllers
 
@@ -47,6 +50,10 @@ class ClusterConfig:
     history_limit: int = 20_000
     bookmark_interval: float = 60.0
     watch_min_timeout: float = 1800.0
+    #: The simulated nodes, scheduler, kubelets and controllers; None: a bare API server.
+    simulation: SimulationConfig | None = None
+    #: Seed of the request faults' random choices.
+    fault_seed: int | None = None
 
 
 class LocalCluster:
@@ -62,6 +69,9 @@ class LocalCluster:
         self.api = ResourceApi(self.ops, WatchSettings(self.config.bookmark_interval,
                                                        self.config.watch_min_timeout))
         self.stats = RequestStats()
+        self.simulation = (Simulation(self.ops, self.config.simulation)
+                           if self.config.simulation is not None else None)
+        self.faults = Faults(self, seed=self.config.fault_seed)
         self._runner: web.AppRunner | None = None
         self._workdir = Path(tempfile.mkdtemp(prefix="localcluster-"))
         self.certs = tls.load_or_generate(self.config.data_dir / "pki" if self.config.data_dir
@@ -74,19 +84,38 @@ class LocalCluster:
         self._bootstrap()
         self.controllers.restore()
         self.controllers.start()
+        if self.simulation is not None:
+            self.simulation.start()
+        await self._listen()
+
+    async def _listen(self) -> None:
         app = web.Application(middlewares=[self._middleware], client_max_size=0)
         app.router.add_route("*", "/{tail:.*}", self._route)
+        # handler_cancellation: a client that goes away ends its request, as a cancelled
+        # request context does in kube-apiserver (otherwise an idle watch would linger).
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                                     shutdown_timeout=0.5)
+                                     shutdown_timeout=0.5, handler_cancellation=True)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.config.host, self.config.port,
+        site = web.TCPSite(self._runner, self.config.host, self.port or self.config.port,
                            ssl_context=self.certs.server_context(self._workdir),
                            backlog=1024, reuse_address=True)
         await site.start()
         self.port = _bound_port(site)
 
+    async def restart_http(self, down_for: float = 0.0) -> None:
+        """Stop serving (every connection drops), wait `down_for`, serve on the same port."""
+        self.storage.close_all_watches()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        await asyncio.sleep(down_for)
+        await self._listen()
+
     async def stop(self) -> None:
         self.storage.close_all_watches()
+        await self.faults.stop()
+        if self.simulation is not None:
+            await self.simulation.stop()
         await self.controllers.stop()
         if self._runner is not None:
             await self._runner.cleanup()
@@ -149,6 +178,7 @@ class LocalCluster:
             if request.path not in ("/healthz", "/livez", "/readyz") and not self._authorized(
                     request):
                 raise ApiError(401, "Unauthorized", "Unauthorized")
+            await self.faults.intercept(request, verb, resource, namespace)
             response = await handler(request)
             code = response.status
             return response
@@ -179,8 +209,9 @@ class LocalCluster:
         path = request.path.rstrip("/") or "/"
         if path in ("/healthz", "/livez", "/readyz"):
             return web.Response(text="ok")
-        if path == "/version":
-            return web.json_response(discovery.SERVER_VERSION)
+        if path == "/version":  # written raw, indented, like kube-apiserver's version handler
+            return web.json_response(discovery.SERVER_VERSION,
+                                     dumps=lambda o: json.dumps(o, indent=2))
         if path == "/openapi/v2":
             return web.json_response(self.api.openapi.v2())
         if path == "/openapi/v3":
@@ -193,6 +224,8 @@ class LocalCluster:
             return web.json_response(doc)
         if path == "/api" or path.startswith(("/api/", "/apis")):
             return await self.api.handle(request)
+        if path == CONTROL_PATH:
+            return await self.faults.handle(request)
         if path == "/":
             return web.json_response({"paths": sorted(
                 ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2",

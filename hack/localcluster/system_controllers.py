@@ -90,7 +90,12 @@ class SystemControllers:
                 self._crd_changed(obj)
         if change.type == DELETED:
             self._owner_gone(meta["uid"])
+            self._custom_object_gone(change.resource)
+            self._wake_waiting_owners(meta.get("ownerReferences"))
         else:
+            old_refs = (change.old or {}).get("metadata", {}).get("ownerReferences")
+            if old_refs and old_refs != meta.get("ownerReferences"):
+                self._wake_waiting_owners(old_refs)
             if meta.get("deletionTimestamp"):
                 self._deleting(change.resource, obj)
             if meta.get("ownerReferences") and change.type == "ADDED":
@@ -164,6 +169,15 @@ class SystemControllers:
         if self.ops.storage.count(resource) == 0:
             self._remove_finalizer(CRD_RESOURCE, crd, CRD_CLEANUP_FINALIZER)
 
+    def _custom_object_gone(self, resource: tuple[str, str]) -> None:
+        """A deleting CRD waits for its last object (e.g. one held by a finalizer)."""
+        group, plural = resource
+        if not group or resource == CRD_RESOURCE:
+            return
+        crd = self.ops.storage.get(CRD_RESOURCE, "", f"{plural}.{group}")
+        if crd is not None and crd["metadata"].get("deletionTimestamp"):
+            self._clean_up_crd(crd)
+
     def _crd_type(self) -> ResourceType:
         rt = self.ops.registry.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
         assert rt is not None
@@ -193,6 +207,15 @@ class SystemControllers:
                 self._delete(resource, obj, "Background")
             return
         self._set_owner_refs(resource, obj, alive)
+
+    def _wake_waiting_owners(self, refs: list[Json] | None) -> None:
+        """A dependent went away (or dropped its owner): owners in foreground deletion
+        check again whether anything still blocks them."""
+        for ref in refs or ():
+            found = self.ops.storage.by_uid(ref.get("uid", ""))
+            if found is not None and "foregroundDeletion" in (
+                    found[1]["metadata"].get("finalizers") or ()):
+                self._deleting(found[0], found[1])
 
     def _deleting(self, resource: tuple[str, str], obj: Json) -> None:
         finalizers = obj["metadata"].get("finalizers") or []

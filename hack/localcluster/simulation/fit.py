@@ -1,0 +1,169 @@
+"""Whether a pod fits a node, and the scheduler's message when it fits nowhere.
+
+Pure functions over JSON objects: resource requests (limits stand in for absent requests,
+init containers count by their maximum), node allocatable minus what bound pods use, node
+selectors and required node affinity, taints and tolerations, cordoned nodes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import Any
+
+from api.quantity import QuantityError, parse_quantity
+
+Json = dict[str, Any]
+Resources = dict[str, Fraction]
+
+
+def _quantity(value: Any) -> Fraction:
+    try:
+        return parse_quantity(value)
+    except QuantityError:
+        return Fraction(0)
+
+
+def container_requests(container: Json) -> Resources:
+    res = container.get("resources") or {}
+    requests = dict(res.get("requests") or {})
+    for name, value in (res.get("limits") or {}).items():
+        requests.setdefault(name, value)  # a limit without a request is the request
+    return {k: _quantity(v) for k, v in requests.items()}
+
+
+def pod_requests(pod: Json) -> Resources:
+    spec = pod.get("spec") or {}
+    total: Resources = {}
+    for c in spec.get("containers") or ():
+        for k, v in container_requests(c).items():
+            total[k] = total.get(k, Fraction(0)) + v
+    for c in spec.get("initContainers") or ():
+        for k, v in container_requests(c).items():
+            total[k] = max(total.get(k, Fraction(0)), v)
+    for k, v in (spec.get("overhead") or {}).items():
+        total[k] = total.get(k, Fraction(0)) + _quantity(v)
+    return total
+
+
+def allocatable(node: Json) -> Resources:
+    return {k: _quantity(v) for k, v in ((node.get("status") or {}).get("allocatable")
+                                        or {}).items()}
+
+
+def usage(pods: Iterable[Json]) -> tuple[Resources, int]:
+    """Summed requests of the pods bound to a node, and how many there are."""
+    total: Resources = {}
+    count = 0
+    for pod in pods:
+        count += 1
+        for k, v in pod_requests(pod).items():
+            total[k] = total.get(k, Fraction(0)) + v
+    return total, count
+
+
+def _tolerates(tolerations: list[Json], taint: Json) -> bool:
+    for t in tolerations:
+        if t.get("effect") and t.get("effect") != taint.get("effect"):
+            continue
+        op = t.get("operator", "Equal")
+        if not t.get("key") and op == "Exists":
+            return True
+        if t.get("key") != taint.get("key"):
+            continue
+        if op == "Exists" or t.get("value", "") == taint.get("value", ""):
+            return True
+    return False
+
+
+def _term_matches(term: Json, labels: dict[str, str]) -> bool:
+    for expr in term.get("matchExpressions") or ():
+        key, op = expr.get("key", ""), expr.get("operator")
+        values = [str(v) for v in expr.get("values") or ()]
+        have = labels.get(key)
+        if op == "In" and have not in values:
+            return False
+        if op == "NotIn" and have in values:
+            return False
+        if op == "Exists" and have is None:
+            return False
+        if op == "DoesNotExist" and have is not None:
+            return False
+        if op in ("Gt", "Lt"):
+            try:
+                ok = int(have or "") > int(values[0]) if op == "Gt" else \
+                    int(have or "") < int(values[0])
+            except (ValueError, IndexError):
+                return False
+            if not ok:
+                return False
+    return True
+
+
+def _affinity_matches(pod: Json, labels: dict[str, str]) -> bool:
+    spec = pod.get("spec") or {}
+    for k, v in (spec.get("nodeSelector") or {}).items():
+        if labels.get(k) != v:
+            return False
+    required = (((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution") or {})
+    terms = required.get("nodeSelectorTerms") or []
+    return not terms or any(_term_matches(t, labels) for t in terms)
+
+
+def misfit_reasons(pod: Json, node: Json, used: Resources, pod_count: int) -> list[str]:
+    """Why `pod` cannot go to `node` (empty when it fits), in the scheduler's words."""
+    meta = node.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    spec = node.get("spec") or {}
+    if spec.get("unschedulable"):
+        return ["node(s) were unschedulable"]
+    if not _affinity_matches(pod, labels):
+        return ["node(s) didn't match Pod's node affinity/selector"]
+    tolerations = (pod.get("spec") or {}).get("tolerations") or []
+    for taint in spec.get("taints") or ():
+        if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(
+                tolerations, taint):
+            return [f"node(s) had untolerated taint {{{taint.get('key')}: "
+                    f"{taint.get('value', '')}}}"]
+    free = allocatable(node)
+    reasons = []
+    if pod_count + 1 > int(free.get("pods", Fraction(110))):
+        reasons.append("Too many pods")
+    for name, want in sorted(pod_requests(pod).items()):
+        if want <= 0:
+            continue
+        if used.get(name, Fraction(0)) + want > free.get(name, Fraction(0)):
+            reasons.append(f"Insufficient {name}")
+    return reasons
+
+
+def unschedulable_message(node_count: int, reasons: Iterable[list[str]]) -> str:
+    """`0/4 nodes are available: 4 Insufficient nvidia.com/gpu. preemption: ...`"""
+    if node_count == 0:
+        return "no nodes available to schedule pods"
+    histogram: Counter[str] = Counter()
+    preemption: Counter[str] = Counter()
+    for per_node in reasons:
+        histogram.update(per_node)
+        # Evicting pods can only help where resources are short.
+        helpful = all(r.startswith("Insufficient") or r == "Too many pods" for r in per_node)
+        preemption["No preemption victims found for incoming pod" if helpful
+                   else "Preemption is not helpful for scheduling"] += 1
+    parts = ", ".join(f"{n} {reason}" for reason, n in sorted(histogram.items()))
+    tail = ", ".join(f"{n} {reason}" for reason, n in sorted(preemption.items()))
+    return (f"0/{node_count} nodes are available: {parts}. preemption: 0/{node_count} nodes are"
+            f" available: {tail}.")
+
+
+def score(pod: Json, node: Json, used: Resources) -> Fraction:
+    """Least-allocated scoring: the share of cpu, memory and GPUs left after placing the pod."""
+    free = allocatable(node)
+    want = pod_requests(pod)
+    total = Fraction(0)
+    for name in ("cpu", "memory", "nvidia.com/gpu"):
+        cap = free.get(name, Fraction(0))
+        if cap > 0:
+            total += (cap - used.get(name, Fraction(0)) - want.get(name, Fraction(0))) / cap
+    return total

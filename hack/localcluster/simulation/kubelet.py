@@ -1,0 +1,292 @@
+"""The simulated kubelets: run the pods bound to simulated nodes and report their status.
+
+A bound pod goes ContainerCreating -> Running after `Delays.pod_start`, becomes ready at once
+(or after `Delays.pod_ready` when it has a readiness probe) unless a test holds it unready;
+crash-loops or fails its image pull when asked to (see `behaviors`); runs to completion when
+its restartPolicy is Never/OnFailure and it belongs to a Job (or says so); and is removed
+`Delays.pod_termination` after it is deleted. A node marked down has no working kubelet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ..storage import DELETED, Change
+from .behaviors import JobRun
+from .clock import rfc3339
+from .loop import Context, ControlLoop, Key
+from .node_objects import SIMULATED_LABEL
+from .objects import controller_ref, terminating
+from .pod_status import (
+    CRASH_BACKOFF,
+    CREATING,
+    FAILED,
+    PULL_BACKOFF,
+    PULL_ERROR,
+    RUNNING,
+    SUCCEEDED,
+    PodRun,
+    full_image,
+    pod_status,
+)
+from .writer import JOBS, NODES, PODS
+
+Json = dict[str, Any]
+
+
+class Kubelet(ControlLoop):
+    """All simulated nodes' kubelets in one loop, keyed by pod."""
+
+    manager = "kubelet"
+    component = "kubelet"
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.runs: dict[Key, PodRun] = {}
+
+    def initial_keys(self) -> Iterable[Key]:
+        return [(p["metadata"]["namespace"], p["metadata"]["name"])
+                for p in self.writer.list_objects(PODS) if (p.get("spec") or {}).get("nodeName")]
+
+    def keys_for(self, change: Change) -> Iterable[Key]:
+        if change.resource == PODS:
+            meta = change.obj["metadata"]
+            if change.type == DELETED or (change.obj.get("spec") or {}).get("nodeName"):
+                return [(meta["namespace"], meta["name"])]
+        elif change.resource == NODES:
+            return self.pods_on(change.obj["metadata"]["name"])
+        return ()
+
+    def pods_on(self, node: str | None = None) -> list[Key]:
+        return [(p["metadata"]["namespace"], p["metadata"]["name"])
+                for p in self.writer.list_objects(PODS)
+                if (p.get("spec") or {}).get("nodeName") and (
+                    node is None or p["spec"]["nodeName"] == node)]
+
+    # --- reconcile -----------------------------------------------------------------------
+
+    def reconcile(self, key: Key) -> float | None:
+        namespace, name = key
+        pod = self.writer.get(PODS, namespace, name)
+        run = self.runs.get(key)
+        if pod is None or (run is not None and run.uid != pod["metadata"]["uid"]):
+            self._forget(key)
+            run = None
+            if pod is None:
+                return None
+        assert pod is not None
+        node_name = (pod.get("spec") or {}).get("nodeName")
+        node = self.writer.get(NODES, "", node_name) if node_name else None
+        if node is None or SIMULATED_LABEL not in (node["metadata"].get("labels") or {}):
+            return None
+        if node_name in self.ctx.nodes_down:
+            return None  # the kubelet there is gone; the node controller owns the pod's fate
+        if run is None:
+            run = self._admit(key, pod, node)
+        if terminating(pod):
+            return self._terminate(key, pod, run)
+        wait = self._advance(pod, run, node_name or "")
+        ready, ready_wait = self._readiness(pod, run)
+        status = pod_status(pod, run, ready=ready, host_ip=_node_ip(node), now=rfc3339(),
+                            backoff=self._crash_backoff(run))
+        self.writer.update_status(PODS, pod, status)
+        waits = [w for w in (wait, ready_wait) if w is not None]
+        return min(waits) if waits else None
+
+    def _admit(self, key: Key, pod: Json, node: Json) -> PodRun:
+        status = pod.get("status") or {}
+        now = self.ctx.clock.now()
+        if (pod.get("spec") or {}).get("hostNetwork"):
+            ip = _node_ip(node)
+        elif status.get("podIP"):
+            ip = status["podIP"]
+            self.ctx.addresses.claim(ip)
+        else:
+            ip = self.ctx.addresses.allocate()
+        run = PodRun(uid=pod["metadata"]["uid"], ip=ip, since=now,
+                     start_time=status.get("startTime") or rfc3339())
+        # A pod restored from disk resumes where its status says it was.
+        phase = status.get("phase")
+        first = (status.get("containerStatuses") or [{}])[0]
+        run.restarts = int(first.get("restartCount") or 0)
+        if phase == "Running":
+            run.stage = RUNNING
+            run.started_at = ((first.get("state") or {}).get("running") or {}).get(
+                "startedAt", rfc3339())
+        elif phase in ("Succeeded", "Failed"):
+            run.stage = SUCCEEDED if phase == "Succeeded" else FAILED
+            term = (first.get("state") or {}).get("terminated") or {}
+            run.started_at = term.get("startedAt", "")
+            run.finished_at = term.get("finishedAt", "")
+            run.last_exit = term.get("exitCode")
+        self.runs[key] = run
+        return run
+
+    def _forget(self, key: Key) -> None:
+        run = self.runs.pop(key, None)
+        if run is not None:
+            self.ctx.addresses.release(run.ip)
+
+    def _terminate(self, key: Key, pod: Json, run: PodRun) -> float | None:
+        now = self.ctx.clock.now()
+        if run.terminate_at is None:
+            grace = pod["metadata"].get("deletionGracePeriodSeconds")
+            delay = self.delays.pod_termination
+            if isinstance(grace, int):
+                delay = min(delay, float(grace))
+            run.terminate_at = now + delay
+            if run.stage == RUNNING:
+                for c in (pod.get("spec") or {}).get("containers") or ():
+                    self._event(pod, "Normal", "Killing", f"Stopping container {c.get('name')}")
+        if now < run.terminate_at:
+            return run.terminate_at - now
+        if self.writer.delete(PODS, pod, grace=0):
+            self._forget(key)
+        return None
+
+    # --- the run's state machine ---------------------------------------------------------
+
+    def _advance(self, pod: Json, run: PodRun, node_name: str) -> float | None:
+        """Move the run on by at most one step; return seconds until the next step is due."""
+        now = self.ctx.clock.now()
+        mode = self.ctx.behaviors.mode(pod)
+        d = self.delays
+        stage = run.stage
+        if stage == CREATING:
+            due = run.since + d.pod_start
+            if now < due:
+                return due - now
+            if mode == "image-pull-failure":
+                self._enter(run, PULL_ERROR)
+                self._pull_failed(pod)
+            else:
+                self._start(pod, run)
+        elif stage in (PULL_ERROR, PULL_BACKOFF):
+            if mode != "image-pull-failure":
+                self._start(pod, run)
+            else:
+                due = run.since + (d.image_pull_backoff if stage == PULL_ERROR
+                                   else self._pull_backoff(run))
+                if now < due:
+                    return due - now
+                if stage == PULL_ERROR:
+                    self._enter(run, PULL_BACKOFF)
+                    for c in _containers(pod):
+                        self._event(pod, "Normal", "BackOff",
+                                    f'Back-off pulling image "{c.get("image")}"')
+                    self._event(pod, "Warning", "Failed", "Error: ImagePullBackOff")
+                else:
+                    run.pull_attempts += 1
+                    self._enter(run, PULL_ERROR)
+                    self._pull_failed(pod)
+        elif stage == RUNNING:
+            job_run = self._job_run(pod)
+            if mode == "crashloop":
+                due = run.since + d.crash_run
+                if now < due:
+                    return due - now
+                self._crash(pod, run, exit_code=1)
+            elif job_run is not None:
+                due = run.since + job_run.duration
+                if now < due:
+                    return due - now
+                if job_run.outcome == "succeed":
+                    self._finish(run, SUCCEEDED, 0)
+                elif (pod.get("spec") or {}).get("restartPolicy") == "OnFailure":
+                    self._crash(pod, run, exit_code=1)
+                else:
+                    self._finish(run, FAILED, 1)
+            else:
+                return None
+        elif stage == CRASH_BACKOFF:
+            if (pod.get("spec") or {}).get("restartPolicy") == "Never":
+                return None
+            due = run.since + self._crash_backoff(run)
+            if now < due:
+                return due - now
+            self._start(pod, run)
+        else:
+            return None
+        return 0.0  # a step was taken: look again at once for the next
+
+    def _enter(self, run: PodRun, stage: str) -> None:
+        run.stage = stage
+        run.since = self.ctx.clock.now()
+
+    def _start(self, pod: Json, run: PodRun) -> None:
+        self._enter(run, RUNNING)
+        run.started_at = rfc3339()
+        for c in _containers(pod):
+            if run.restarts == 0:
+                self._event(pod, "Normal", "Pulled", f'Container image "{c.get("image")}"'
+                                                     " already present on machine")
+            self._event(pod, "Normal", "Created", f"Created container: {c.get('name')}")
+            self._event(pod, "Normal", "Started", f"Started container {c.get('name')}")
+
+    def _crash(self, pod: Json, run: PodRun, exit_code: int) -> None:
+        run.restarts += 1
+        run.last_exit = exit_code
+        run.finished_at = rfc3339()
+        self._enter(run, CRASH_BACKOFF)
+        meta = pod["metadata"]
+        for c in _containers(pod):
+            self._event(pod, "Warning", "BackOff",
+                        f"Back-off restarting failed container {c.get('name')} in pod "
+                        f"{meta['name']}_{meta['namespace']}({meta['uid']})")
+
+    def _finish(self, run: PodRun, stage: str, exit_code: int) -> None:
+        run.last_exit = exit_code
+        run.finished_at = rfc3339()
+        self._enter(run, stage)
+
+    def _pull_failed(self, pod: Json) -> None:
+        for c in _containers(pod):
+            image = full_image(str(c.get("image", "")))
+            self._event(pod, "Warning", "Failed", f'Failed to pull image "{c.get("image")}": '
+                                                  f'failed to resolve reference "{image}": '
+                                                  f"{image}: not found")
+        self._event(pod, "Warning", "Failed", "Error: ErrImagePull")
+
+    def _crash_backoff(self, run: PodRun) -> float:
+        d = self.delays
+        return float(min(d.crash_backoff * 2 ** max(run.restarts - 1, 0), d.crash_backoff_max))
+
+    def _pull_backoff(self, run: PodRun) -> float:
+        d = self.delays
+        return float(min(d.image_pull_backoff * 2 ** run.pull_attempts, d.crash_backoff_max))
+
+    def _readiness(self, pod: Json, run: PodRun) -> tuple[bool, float | None]:
+        if run.stage != RUNNING:
+            return False, None
+        override = self.ctx.behaviors.ready_override(pod)
+        if override is not None:
+            return override, None
+        probed = any(c.get("readinessProbe") for c in _containers(pod))
+        ready_at = run.since + (self.delays.pod_ready if probed else 0.0)
+        now = self.ctx.clock.now()
+        if now < ready_at:
+            return False, ready_at - now
+        return True, None
+
+    def _job_run(self, pod: Json) -> JobRun | None:
+        ref = controller_ref(pod)
+        job = None
+        if ref is not None and ref.get("kind") == "Job":
+            job = self.writer.get(JOBS, pod["metadata"]["namespace"], ref.get("name", ""))
+        return self.ctx.behaviors.job_run(pod, job, self.delays.job_pod_duration)
+
+    def _event(self, pod: Json, etype: str, reason: str, message: str) -> None:
+        self.events.record(pod, etype, reason, message,
+                           host=(pod.get("spec") or {}).get("nodeName", ""))
+
+
+def _containers(pod: Json) -> list[Json]:
+    return list((pod.get("spec") or {}).get("containers") or ())
+
+
+def _node_ip(node: Json) -> str:
+    for address in (node.get("status") or {}).get("addresses") or ():
+        if address.get("type") == "InternalIP":
+            return str(address.get("address"))
+    return "127.0.0.1"

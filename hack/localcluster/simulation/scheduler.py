@@ -1,0 +1,122 @@
+"""The simulated kube-scheduler: binds each pending pod to a node with room for it.
+
+A pod that fits nowhere stays Pending with PodScheduled=False (reason Unschedulable) and the
+scheduler's message, plus a FailedScheduling event; it is tried again whenever a node changes
+or a bound pod goes away, as the real scheduler requeues unschedulable pods on cluster events.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from fractions import Fraction
+from typing import Any
+
+from ..storage import DELETED, Change
+from .clock import rfc3339
+from .fit import misfit_reasons, score, unschedulable_message, usage
+from .loop import ControlLoop, Key
+from .objects import condition, pod_active, set_condition, terminating
+from .writer import NODES, PODS
+
+Json = dict[str, Any]
+
+SCHEDULER_NAME = "default-scheduler"
+
+
+def _wants_scheduling(pod: Json) -> bool:
+    spec = pod.get("spec") or {}
+    return (not spec.get("nodeName") and not terminating(pod)
+            and spec.get("schedulerName", SCHEDULER_NAME) == SCHEDULER_NAME
+            and (pod.get("status") or {}).get("phase", "Pending") == "Pending")
+
+
+class Scheduler(ControlLoop):
+    """Binds pods (spec.nodeName + PodScheduled) by least-allocated placement."""
+
+    manager = "kube-scheduler"
+    component = SCHEDULER_NAME
+
+    def initial_keys(self) -> Iterable[Key]:
+        return self._pending()
+
+    def _pending(self) -> list[Key]:
+        return [(p["metadata"]["namespace"], p["metadata"]["name"])
+                for p in self.writer.list_objects(PODS) if _wants_scheduling(p)]
+
+    def keys_for(self, change: Change) -> Iterable[Key]:
+        if change.resource == NODES:
+            return self._pending()
+        if change.resource != PODS:
+            return ()
+        pod = change.obj
+        if change.type != DELETED and _wants_scheduling(pod):
+            return [(pod["metadata"]["namespace"], pod["metadata"]["name"])]
+        # A bound pod going away (or finishing) frees room: try the waiting pods again.
+        old = change.old
+        was_holding = old is not None and bool((old.get("spec") or {}).get(
+            "nodeName")) and pod_active(old)
+        if was_holding and (change.type == DELETED or not pod_active(pod)):
+            return self._pending()
+        return ()
+
+    def reconcile(self, key: Key) -> float | None:
+        namespace, name = key
+        pod = self.writer.get(PODS, namespace, name)
+        if pod is None or not _wants_scheduling(pod):
+            return None
+        if (pod.get("spec") or {}).get("schedulingGates"):
+            self._set_scheduled(pod, "False", "SchedulingGated",
+                                "Scheduling is blocked due to non-empty scheduling gates")
+            return None
+        nodes = self.writer.list_objects(NODES)
+        by_node: dict[str, list[Json]] = {}
+        for other in self.writer.list_objects(PODS):
+            node_name = (other.get("spec") or {}).get("nodeName")
+            if node_name and pod_active(other):
+                by_node.setdefault(node_name, []).append(other)
+        best: tuple[Fraction, str] | None = None
+        reasons: list[list[str]] = []
+        for node in nodes:
+            node_name = node["metadata"]["name"]
+            used, count = usage(by_node.get(node_name, ()))
+            why = misfit_reasons(pod, node, used, count)
+            if why:
+                reasons.append(why)
+                continue
+            # Highest score wins; among equals, the first name in order.
+            candidate = (score(pod, node, used), node_name)
+            if best is None or candidate[0] > best[0]:
+                best = candidate
+        if best is None:
+            message = unschedulable_message(len(nodes), reasons)
+            if self._set_scheduled(pod, "False", "Unschedulable", message):
+                self.events.warning(pod, "FailedScheduling", message)
+            return None
+        self._bind(pod, best[1])
+        return None
+
+    def _bind(self, pod: Json, node_name: str) -> None:
+        body = copy.deepcopy(pod)
+        body["spec"]["nodeName"] = node_name
+        bound = self.writer.update(PODS, body)
+        if bound is None:
+            return
+        self._set_scheduled(bound, "True", None, None)
+        meta = pod["metadata"]
+        self.events.normal(bound, "Scheduled", f"Successfully assigned {meta['namespace']}/"
+                                               f"{meta['name']} to {node_name}")
+
+    def _set_scheduled(self, pod: Json, status: str, reason: str | None,
+                       message: str | None) -> bool:
+        """Write the PodScheduled condition; True when it changed."""
+        current = condition((pod.get("status") or {}).get("conditions"), "PodScheduled")
+        if current is not None and current.get("status") == status and current.get(
+                "reason") == reason and current.get("message") == message:
+            return False
+        new_status = copy.deepcopy(pod.get("status") or {})
+        conditions = new_status.setdefault("conditions", [])
+        set_condition(conditions, "PodScheduled", status, rfc3339(), reason=reason,
+                      message=message, probe_time=True)
+        self.writer.update_status(PODS, pod, new_status)
+        return True

@@ -1,0 +1,98 @@
+"""`Simulation`: the simulated cluster behind the API server, and its test-facing switches.
+
+It builds the parts the configuration enables (nodes, scheduler, kubelet, workload
+controllers), feeds them every committed change, and owns their tasks and timers. Tests
+reach in through `behaviors` (pod readiness, crash loops, image pulls, job results),
+`set_node_ready`, `clock` and `settle`.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from ..operations import Operations
+from .behaviors import Behaviors
+from .config import SimulationConfig
+from .deployments import DeploymentController
+from .endpoints import EndpointsController
+from .grove import PodCliqueScalingGroupController, PodCliqueSetController
+from .grove_podclique import PodCliqueController
+from .jobs import JobController
+from .kubelet import Kubelet
+from .leaderworkersets import LeaderWorkerSetController
+from .loop import Context, ControlLoop, LoopRunner
+from .nodes import NodeController
+from .replicasets import ReplicaSetController
+from .scheduler import Scheduler
+
+Json = dict[str, Any]
+
+
+class Simulation:
+    """Nodes, scheduler, kubelets and controllers, as `SimulationConfig.parts` says."""
+
+    def __init__(self, ops: Operations, config: SimulationConfig | None = None) -> None:
+        self.config = config or SimulationConfig()
+        self.ctx = Context(ops=ops, config=self.config, rng=random.Random(self.config.seed))
+        self.ctx.behaviors.changed = self._behaviors_changed
+        on = self.config.enabled
+        self.nodes = NodeController(self.ctx) if on("nodes") else None
+        self.scheduler = Scheduler(self.ctx) if on("scheduler") else None
+        self.kubelet = Kubelet(self.ctx) if on("kubelet") else None
+        loops: list[ControlLoop | None] = [
+            self.nodes, self.scheduler, self.kubelet,
+            ReplicaSetController(self.ctx) if on("replicasets") else None,
+            DeploymentController(self.ctx) if on("deployments") else None,
+            JobController(self.ctx) if on("jobs") else None,
+            EndpointsController(self.ctx) if on("endpoints") else None,
+            LeaderWorkerSetController(self.ctx) if on("leaderworkersets") else None,
+        ]
+        if on("grove"):
+            loops += [PodCliqueSetController(self.ctx), PodCliqueScalingGroupController(self.ctx),
+                      PodCliqueController(self.ctx)]
+        self._runner = LoopRunner([lp for lp in loops if lp is not None])
+        ops.storage.add_listener(self._runner.dispatch())
+
+    # --- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._runner.start()
+
+    async def stop(self) -> None:
+        self.ctx.clock.stop()
+        await self._runner.stop()
+
+    async def settle(self) -> None:
+        """Wait until no simulated component has queued work (pending timers aside)."""
+        await self._runner.settle()
+
+    # --- test API ------------------------------------------------------------------------
+
+    @property
+    def clock(self) -> Any:
+        return self.ctx.clock
+
+    @property
+    def behaviors(self) -> Behaviors:
+        return self.ctx.behaviors
+
+    def set_node_ready(self, name: str, ready: bool) -> None:
+        """Make a node NotReady (its kubelet stops; its pods are evicted) or Ready again."""
+        if self.nodes is not None and name not in self.nodes.specs:
+            raise KeyError(f"no simulated node {name!r}")
+        if ready:
+            self.ctx.nodes_down.discard(name)
+        else:
+            self.ctx.nodes_down.add(name)
+        if self.nodes is not None:
+            self.nodes.enqueue((name,))
+        if self.kubelet is not None:
+            self.kubelet.enqueue_all(self.kubelet.pods_on(name))
+
+    def node_names(self) -> list[str]:
+        return [n.name for n in self.config.nodes]
+
+    def _behaviors_changed(self) -> None:
+        if self.kubelet is not None:
+            self.kubelet.enqueue_all(self.kubelet.pods_on())
