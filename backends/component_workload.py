@@ -1,0 +1,95 @@
+"""Everything a DynamoComponentDeployment runs on: its Deployment (or LeaderWorkerSets), its
+Service, the headless Service of its model, and its Ingress or VirtualService."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from api.v1alpha1 import DynamoComponentDeployment
+from backends import constants, labels, naming
+from backends.context import PodContext, discovery_backend
+from backends.deployment import deployment
+from backends.errors import GenerationError
+from backends.ingress import ingress, virtual_service
+from backends.leader_worker_set import leader_worker_sets
+from backends.multinode import LWS, node_count
+from backends.services import component_service, model_service
+from backends.settings import OperatorSettings
+
+Json = dict[str, Any]
+
+__all__ = ["component_objects", "component_pod_context"]
+
+
+def component_pod_context(
+    dcd: DynamoComponentDeployment,
+    settings: OperatorSettings,
+    pull_secrets: Mapping[str, Sequence[str]] | None = None,
+) -> PodContext:
+    """Pod-generation inputs of a DCD. A DCD made by a graph carries its Dynamo namespace; a
+    DCD of its own gets the one a graph of the same name would."""
+    name = str(dcd.metadata["name"])
+    namespace = str(dcd.metadata.get("namespace", ""))
+    graph = labels.graph_name_of(dcd)
+    dyn_ns = dcd.spec.dynamo_namespace or naming.dynamo_namespace(
+        namespace, graph or name, global_namespace=bool(dcd.spec.global_dynamo_namespace)
+    )
+    return PodContext(
+        namespace=namespace,
+        graph_name=graph,
+        dynamo_namespace=dyn_ns,
+        host_name=name,
+        backend_framework=dcd.spec.backend_framework,
+        deployer=LWS,
+        settings=settings,
+        pull_secrets=pull_secrets or {},
+    )
+
+
+def component_objects(
+    dcd: DynamoComponentDeployment,
+    settings: OperatorSettings,
+    *,
+    pull_secrets: Mapping[str, Sequence[str]] | None = None,
+    owner: Json | None = None,
+    service_account: str = "default",
+) -> list[Json]:
+    """The objects a DCD owns, workload first. `owner` (an owner reference to the DCD) is set
+    on each when given; `service_account` is used by pods that name none."""
+    ctx = component_pod_context(dcd, settings, pull_secrets)
+    name = str(dcd.metadata["name"])
+    namespace = ctx.namespace
+    multinode = node_count(dcd.spec) > 1
+    if multinode:
+        if not settings.lws_enabled:
+            raise GenerationError("no multinode orchestrator available")
+        objects = leader_worker_sets(dcd, ctx, owner=owner, service_account=service_account)
+    else:
+        objects = [deployment(dcd, ctx, owner=owner, service_account=service_account)]
+    object_labels = labels.dcd_object_labels(dcd)
+    objects.append(
+        component_service(
+            name,
+            namespace,
+            dcd.spec.service_name or name,
+            dcd.spec,
+            ctx.dynamo_namespace,
+            object_labels=object_labels,
+            annotations=labels.dcd_object_annotations(dcd),
+            discovery=discovery_backend(dcd.spec, settings) == constants.DISCOVERY_KUBERNETES,
+            leader_only=multinode,
+            owner=owner,
+        )
+    )
+    if dcd.spec.model_ref is not None and dcd.spec.model_ref.name:
+        objects.append(model_service(dcd.spec.model_ref.name, namespace, owner))
+    for exposed in (
+        ingress(name, namespace, dcd.spec.ingress, object_labels=object_labels, owner=owner),
+        virtual_service(
+            name, namespace, dcd.spec.ingress, settings, object_labels=object_labels, owner=owner
+        ),
+    ):
+        if exposed is not None:
+            objects.append(exposed)
+    return objects

@@ -1,0 +1,42 @@
+"""The inputs of pod generation besides the component spec itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
+from backends import constants
+from backends.multinode import LWS, MultinodeDeployer
+from backends.settings import OperatorSettings
+
+__all__ = ["PodContext", "discovery_backend"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PodContext:
+    """Where a component's pods run and what surrounds them."""
+
+    #: Kubernetes namespace of the pods.
+    namespace: str
+    #: Name of the parent DynamoGraphDeployment ("" for a DCD of its own).
+    graph_name: str
+    #: The component's Dynamo namespace (DYN_NAMESPACE).
+    dynamo_namespace: str
+    #: Name multinode host names derive from: the service key (Grove) or the DCD name.
+    host_name: str
+    #: backendFramework of the graph or DCD, if set.
+    backend_framework: str | None = None
+    deployer: MultinodeDeployer = LWS
+    settings: OperatorSettings = field(default_factory=OperatorSettings)
+    #: Image pull secrets of the pods' namespace by registry host (see `pull_secrets`).
+    pull_secrets: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+
+def discovery_backend(spec: DynamoComponentDeploymentSharedSpec, settings: OperatorSettings) -> str:
+    """The component's discovery backend: its annotation when present (even empty), else the
+    operator's."""
+    annotations = spec.annotations or {}
+    if constants.ANNOTATION_DISCOVERY_BACKEND in annotations:
+        return annotations[constants.ANNOTATION_DISCOVERY_BACKEND]
+    return settings.discovery_backend

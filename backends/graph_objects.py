@@ -1,0 +1,127 @@
+"""Objects a graph needs besides its workloads: the PVCs it asks to create, the scaling
+adapters of the services that opt in, and the RBAC of Kubernetes endpoint discovery."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from api.v1alpha1 import DynamoGraphDeployment
+from backends import constants, naming
+
+Json = dict[str, Any]
+
+__all__ = ["discovery_rbac", "persistent_volume_claims", "scaling_adapters", "uses_discovery"]
+
+
+def persistent_volume_claims(dgd: DynamoGraphDeployment, owner: Json | None = None) -> list[Json]:
+    """The PVCs of `spec.pvcs` marked `create: true` (others must already exist)."""
+    namespace = str(dgd.metadata.get("namespace", ""))
+    claims = []
+    for pvc in dgd.spec.pvcs or []:
+        if not pvc.create or not pvc.name:
+            continue
+        spec: Json = {"resources": {"requests": {"storage": str(pvc.size)}}}
+        if pvc.volume_access_mode:
+            spec["accessModes"] = [pvc.volume_access_mode]
+        if pvc.storage_class:
+            spec["storageClassName"] = pvc.storage_class
+        claims.append(
+            {
+                "apiVersion": "v1",
+                "kind": "PersistentVolumeClaim",
+                "metadata": _metadata(pvc.name, namespace, _graph_labels(dgd), owner),
+                "spec": spec,
+            }
+        )
+    return claims
+
+
+def scaling_adapters(dgd: DynamoGraphDeployment, owner: Json | None = None) -> list[Json]:
+    """A DynamoGraphDeploymentScalingAdapter per service with `scalingAdapter.enabled`, seeded
+    with the service's replicas."""
+    graph = str(dgd.metadata.get("name", ""))
+    namespace = str(dgd.metadata.get("namespace", ""))
+    adapters = []
+    for key, service in sorted((dgd.spec.services or {}).items()):
+        if service.scaling_adapter is None or not service.scaling_adapter.enabled:
+            continue
+        adapter_labels = {constants.LABEL_GRAPH_NAME: graph, constants.LABEL_COMPONENT: key}
+        adapters.append(
+            {
+                "apiVersion": constants.DYNAMO_API_VERSION,
+                "kind": "DynamoGraphDeploymentScalingAdapter",
+                "metadata": _metadata(
+                    naming.component_name(graph, key), namespace, adapter_labels, owner
+                ),
+                "spec": {
+                    "replicas": 1 if service.replicas is None else service.replicas,
+                    "dgdRef": {"name": graph, "serviceName": key},
+                },
+            }
+        )
+    return adapters
+
+
+def uses_discovery(dgd: DynamoGraphDeployment, discovery_backend: str) -> bool:
+    """The graph's pods discover each other through Kubernetes endpoints."""
+    annotations = dgd.metadata.get("annotations") or {}
+    backend = annotations.get(constants.ANNOTATION_DISCOVERY_BACKEND, discovery_backend)
+    return bool(backend == constants.DISCOVERY_KUBERNETES)
+
+
+def discovery_rbac(dgd: DynamoGraphDeployment, owner: Json | None = None) -> list[Json]:
+    """ServiceAccount, Role and RoleBinding letting the graph's pods read endpoints."""
+    graph = str(dgd.metadata.get("name", ""))
+    namespace = str(dgd.metadata.get("namespace", ""))
+    account = naming.discovery_service_account(graph)
+    rbac_labels = {
+        "app.kubernetes.io/managed-by": constants.MANAGED_BY,
+        "app.kubernetes.io/component": "rbac",
+        "app.kubernetes.io/name": account,
+        constants.LABEL_GRAPH_NAME: graph,
+    }
+    role = f"{account}-role"
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": _metadata(account, namespace, rbac_labels, owner),
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "Role",
+            "metadata": _metadata(role, namespace, rbac_labels, owner),
+            "rules": [
+                {"apiGroups": [""], "resources": ["endpoints"], "verbs": _read_verbs()},
+                {
+                    "apiGroups": ["discovery.k8s.io"],
+                    "resources": ["endpointslices"],
+                    "verbs": _read_verbs(),
+                },
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": _metadata(f"{account}-binding", namespace, rbac_labels, owner),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+        },
+    ]
+
+
+def _read_verbs() -> list[str]:
+    # A fresh list per rule: generated objects never share parts.
+    return ["get", "list", "watch"]
+
+
+def _graph_labels(dgd: DynamoGraphDeployment) -> dict[str, str]:
+    return {constants.LABEL_GRAPH_NAME: str(dgd.metadata.get("name", ""))}
+
+
+def _metadata(name: str, namespace: str, labels: dict[str, str], owner: Json | None) -> Json:
+    meta: Json = {"name": name, "namespace": namespace, "labels": dict(labels)}
+    if owner is not None:
+        meta["ownerReferences"] = [copy.deepcopy(owner)]
+    return meta

@@ -1,0 +1,240 @@
+"""The Grove path: a whole graph as one PodCliqueSet (grove.io/v1alpha1), one clique per role
+of each service, with a scaling group tying the leader and worker cliques of a multinode
+service; plus the Services, model Services and Ingresses the graph's frontends need."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from api.v1alpha1 import DynamoComponentDeploymentSharedSpec, DynamoGraphDeployment
+from backends import constants, frameworks, labels, naming
+from backends.component_deployment import default_ingress
+from backends.context import PodContext, discovery_backend
+from backends.ingress import ingress, virtual_service
+from backends.merge import merge_env
+from backends.multinode import GROVE, Role, roles
+from backends.pod_spec import generate_pod_spec, main_container_of
+from backends.services import component_service, model_service
+from backends.settings import OperatorSettings
+
+Json = dict[str, Any]
+
+__all__ = ["grove_objects", "pod_clique_set"]
+
+ANY_ORDER = "CliqueStartupTypeAnyOrder"
+EXPLICIT = "CliqueStartupTypeExplicit"
+KAI_SCHEDULER = "kai-scheduler"
+DEFAULT_KAI_QUEUE = "dynamo"
+
+
+def pod_clique_set(
+    dgd: DynamoGraphDeployment,
+    settings: OperatorSettings,
+    *,
+    pull_secrets: Mapping[str, Sequence[str]] | None = None,
+    owner: Json | None = None,
+) -> Json:
+    """The PodCliqueSet `<graph>` running every service of a graph."""
+    graph, namespace = _identity(dgd)
+    cliques: list[Json] = []
+    groups: list[Json] = []
+    explicit = False
+    for key in sorted(dgd.spec.services or {}):
+        spec = _service_spec(dgd, key, settings)
+        dyn_ns = _dynamo_namespace(dgd, spec)
+        ctx = PodContext(
+            namespace=namespace,
+            graph_name=graph,
+            dynamo_namespace=dyn_ns,
+            host_name=key.lower(),
+            backend_framework=dgd.spec.backend_framework,
+            deployer=GROVE,
+            settings=settings,
+            pull_secrets=pull_secrets or {},
+        )
+        service_roles = roles(key.lower(), spec)
+        # TRT-LLM's leader runs mpirun over SSH into the workers: start the workers first.
+        ordered = len(service_roles) > 1 and _backend(dgd, spec) == "trtllm"
+        explicit = explicit or ordered
+        for role in service_roles:
+            clique = _clique(dgd, key, spec, dyn_ns, role, ctx)
+            if ordered and role.kind == "leader":
+                clique["spec"]["startsAfter"] = [naming.worker_role(key.lower())]
+            cliques.append(clique)
+        if len(service_roles) > 1:
+            group: Json = {
+                "name": key.lower(),
+                "cliqueNames": [r.name for r in service_roles],
+                "minAvailable": _min_available(spec.replicas),
+            }
+            if spec.replicas is not None:
+                group["replicas"] = spec.replicas
+            groups.append(group)
+    _apply_kai(dgd, settings, cliques)
+    template: Json = {
+        "cliques": cliques,
+        "cliqueStartupType": EXPLICIT if explicit else ANY_ORDER,
+        "headlessServiceConfig": {"publishNotReadyAddresses": True},
+    }
+    if settings.grove_termination_delay_seconds > 0:
+        template["terminationDelay"] = _go_duration(settings.grove_termination_delay_seconds)
+    if groups:
+        template["podCliqueScalingGroups"] = groups
+    meta: Json = {
+        "name": graph,
+        "namespace": namespace,
+        "labels": {constants.LABEL_GRAPH_NAME: graph},
+    }
+    if owner is not None:
+        meta["ownerReferences"] = [copy.deepcopy(owner)]
+    return {
+        "apiVersion": constants.GROVE_API_VERSION,
+        "kind": "PodCliqueSet",
+        "metadata": meta,
+        "spec": {"replicas": 1, "template": template},
+    }
+
+
+def grove_objects(
+    dgd: DynamoGraphDeployment,
+    settings: OperatorSettings,
+    *,
+    pull_secrets: Mapping[str, Sequence[str]] | None = None,
+    owner: Json | None = None,
+) -> list[Json]:
+    """The PodCliqueSet, then the Services (frontends, or every service under Kubernetes
+    discovery), the model Services, and the frontends' Ingress or VirtualService."""
+    graph, namespace = _identity(dgd)
+    objects = [pod_clique_set(dgd, settings, pull_secrets=pull_secrets, owner=owner)]
+    models: set[str] = set()
+    for key in sorted(dgd.spec.services or {}):
+        spec = _service_spec(dgd, key, settings)
+        dyn_ns = _dynamo_namespace(dgd, spec)
+        name = naming.component_name(graph, key)
+        identity = labels.component_identity(graph, key, dyn_ns)
+        discovery = discovery_backend(spec, settings) == constants.DISCOVERY_KUBERNETES
+        frontend = spec.component_type == constants.FRONTEND
+        if frontend or discovery:
+            objects.append(
+                component_service(
+                    name,
+                    namespace,
+                    key,
+                    spec,
+                    dyn_ns,
+                    object_labels=identity,
+                    discovery=discovery,
+                    owner=owner,
+                )
+            )
+        if spec.model_ref is not None and spec.model_ref.name:
+            models.add(spec.model_ref.name)
+        if frontend:
+            exposure = spec.ingress or default_ingress(graph, settings)
+            for exposed in (
+                ingress(name, namespace, exposure, object_labels=identity, owner=owner),
+                virtual_service(
+                    name, namespace, exposure, settings, object_labels=identity, owner=owner
+                ),
+            ):
+                if exposed is not None:
+                    objects.append(exposed)
+    objects += [model_service(model, namespace, owner) for model in sorted(models)]
+    return objects
+
+
+def _identity(dgd: DynamoGraphDeployment) -> tuple[str, str]:
+    return str(dgd.metadata.get("name", "")), str(dgd.metadata.get("namespace", ""))
+
+
+def _service_spec(
+    dgd: DynamoGraphDeployment, key: str, settings: OperatorSettings
+) -> DynamoComponentDeploymentSharedSpec:
+    """A service's spec as the pods see it: graph env under its own, and the graph's
+    discovery backend recorded in its annotations."""
+    spec = copy.deepcopy((dgd.spec.services or {})[key])
+    if dgd.spec.envs or spec.envs:
+        spec.envs = merge_env(dgd.spec.envs or [], spec.envs or [])
+    graph_annotations = dgd.metadata.get("annotations") or {}
+    resolved = graph_annotations.get(
+        constants.ANNOTATION_DISCOVERY_BACKEND, settings.discovery_backend
+    )
+    if resolved:
+        spec.annotations = {
+            constants.ANNOTATION_DISCOVERY_BACKEND: resolved,
+            **(spec.annotations or {}),
+        }
+    return spec
+
+
+def _dynamo_namespace(dgd: DynamoGraphDeployment, spec: DynamoComponentDeploymentSharedSpec) -> str:
+    graph, namespace = _identity(dgd)
+    return naming.dynamo_namespace(
+        namespace, graph, global_namespace=bool(spec.global_dynamo_namespace)
+    )
+
+
+def _backend(dgd: DynamoGraphDeployment, spec: DynamoComponentDeploymentSharedSpec) -> str:
+    main = main_container_of(spec)
+    return frameworks.resolve(
+        spec.component_type,
+        list(main.get("command") or []),
+        list(main.get("args") or []),
+        dgd.spec.backend_framework,
+    ).name
+
+
+def _clique(
+    dgd: DynamoGraphDeployment,
+    key: str,
+    spec: DynamoComponentDeploymentSharedSpec,
+    dyn_ns: str,
+    role: Role,
+    ctx: PodContext,
+) -> Json:
+    graph, _ = _identity(dgd)
+    return {
+        "name": role.name,
+        "labels": labels.grove_clique_labels(
+            graph, dgd.metadata.get("annotations") or {}, key, spec, dyn_ns
+        ),
+        "annotations": labels.grove_clique_annotations(spec),
+        "spec": {
+            "roleName": role.name,
+            "replicas": role.replicas,
+            "minAvailable": _min_available(role.replicas),
+            "podSpec": generate_pod_spec(spec, role, ctx),
+        },
+    }
+
+
+def _apply_kai(dgd: DynamoGraphDeployment, settings: OperatorSettings, cliques: list[Json]) -> None:
+    """Hand the cliques to the Kai scheduler, in the graph's queue (existence of the queue is
+    checked by the reconciler, which can read the cluster)."""
+    if not settings.kai_scheduler_enabled:
+        return
+    annotations = dgd.metadata.get("annotations") or {}
+    queue = annotations.get(constants.ANNOTATION_KAI_QUEUE, "").strip() or DEFAULT_KAI_QUEUE
+    for clique in cliques:
+        pod = clique["spec"]["podSpec"]
+        if pod.get("schedulerName") in (None, "", KAI_SCHEDULER):
+            pod["schedulerName"] = KAI_SCHEDULER
+            clique["labels"][constants.LABEL_KAI_QUEUE] = queue
+
+
+def _min_available(replicas: int | None) -> int:
+    # Grove refuses a minimum above the replicas, so a service scaled to zero needs none.
+    return 1 if replicas is None else min(1, replicas)
+
+
+def _go_duration(seconds: int) -> str:
+    """A duration as Go's time.Duration prints it ("15m0s", "1h0m0s", "45s")."""
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m{secs}s"
+    if minutes:
+        return f"{minutes}m{secs}s"
+    return f"{secs}s"

@@ -1,0 +1,106 @@
+"""LeaderWorkerSets of a multinode DCD (the DCD path without Grove): one per replica, each a
+leader pod and nodeCount-1 worker pods, gang-scheduled by Volcano through a PodGroup."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from api.v1alpha1 import DynamoComponentDeployment
+from backends import constants, labels
+from backends.context import PodContext
+from backends.deployment import object_metadata
+from backends.multinode import Role, node_count
+from backends.pod_spec import generate_pod_spec
+
+Json = dict[str, Any]
+
+__all__ = ["leader_worker_sets"]
+
+
+def leader_worker_sets(
+    dcd: DynamoComponentDeployment,
+    ctx: PodContext,
+    *,
+    owner: Json | None = None,
+    service_account: str = "default",
+) -> list[Json]:
+    """For each replica i: LeaderWorkerSet `<dcd>-<i>` and, with Volcano, PodGroup `<dcd>-<i>`."""
+    base = str(dcd.metadata["name"])
+    nodes = node_count(dcd.spec)
+    replicas = 1 if dcd.spec.replicas is None else dcd.spec.replicas
+    objects: list[Json] = []
+    for index in range(replicas):
+        name = f"{base}-{index}"
+        if ctx.settings.volcano_enabled:
+            objects.append(_pod_group(dcd, name, index, nodes, owner))
+        meta = object_metadata(dcd, name, owner)
+        meta["labels"] = {**meta.get("labels", {}), constants.LABEL_INSTANCE_ID: str(index)}
+        leader = _template(dcd, ctx, Role("leader", name, 1, nodes), name, index, service_account)
+        worker = _template(
+            dcd, ctx, Role("worker", name, nodes - 1, nodes), name, index, service_account
+        )
+        objects.append(
+            {
+                "apiVersion": constants.LWS_API_VERSION,
+                "kind": "LeaderWorkerSet",
+                "metadata": meta,
+                "spec": {
+                    "replicas": 1,
+                    "startupPolicy": "LeaderCreated",
+                    "leaderWorkerTemplate": {
+                        "size": nodes,
+                        "leaderTemplate": leader,
+                        "workerTemplate": worker,
+                    },
+                },
+            }
+        )
+    return objects
+
+
+def _template(
+    dcd: DynamoComponentDeployment,
+    ctx: PodContext,
+    role: Role,
+    name: str,
+    index: int,
+    service_account: str,
+) -> Json:
+    pod = generate_pod_spec(dcd.spec, role, ctx)
+    pod.setdefault("serviceAccountName", service_account)
+    if ctx.settings.volcano_enabled:
+        pod["schedulerName"] = "volcano"
+    pod_labels = {
+        **labels.dcd_pod_identity(dcd, ctx.dynamo_namespace),
+        **labels.dcd_pod_labels(dcd, name),
+    }
+    del pod_labels[constants.LABEL_SELECTOR]
+    pod_labels.update(labels.dcd_object_labels(dcd))
+    pod_labels[constants.LABEL_ROLE] = role.kind
+    pod_labels[constants.LABEL_INSTANCE_ID] = str(index)
+    annotations = labels.dcd_pod_annotations(dcd)
+    if ctx.settings.volcano_enabled:
+        annotations[constants.ANNOTATION_GROUP_NAME] = name
+    metadata: Json = {"labels": pod_labels}
+    if annotations:
+        metadata["annotations"] = annotations
+    return {"metadata": metadata, "spec": pod}
+
+
+def _pod_group(
+    dcd: DynamoComponentDeployment, name: str, index: int, nodes: int, owner: Json | None
+) -> Json:
+    meta: Json = {
+        "name": name,
+        "namespace": dcd.metadata.get("namespace", ""),
+        "labels": {**labels.dcd_object_labels(dcd), constants.LABEL_INSTANCE_ID: str(index)},
+    }
+    if owner is not None:
+        meta["ownerReferences"] = [copy.deepcopy(owner)]
+    return {
+        "apiVersion": constants.VOLCANO_API_VERSION,
+        "kind": "PodGroup",
+        "metadata": meta,
+        "spec": {"minMember": nodes},
+    }

@@ -1,0 +1,178 @@
+"""A component's pod spec for one role: defaults, the user's overrides, resources, volumes,
+the backend's changes, then canonical ordering.
+
+Precedence of environment variables, lowest first: platform addresses (NATS, etcd...), the
+component-type defaults, `extraPodSpec.mainContainer.env`, the component's `envs` (which
+already include the graph's), then what the backend adds.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
+from backends import constants, frameworks, naming
+from backends.canonical import canonical_pod_spec
+from backends.component_defaults import default_container, default_pod_spec, infrastructure_env
+from backends.context import PodContext, discovery_backend
+from backends.errors import GenerationError
+from backends.merge import merge_env, merge_keyed, merge_over
+from backends.multinode import Role
+from backends.pull_secrets import lookup
+from backends.resources import apply_resources
+from backends.volumes import cache_mount_point, pvc_volumes, shared_memory_volume
+
+Json = dict[str, Any]
+
+__all__ = ["generate_pod_spec", "main_container_of"]
+
+PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+# Container lists merged with the defaults, and the fields that identify their entries.
+_KEYED = {"ports": ("name", "containerPort"), "volumeMounts": ("name", "mountPath")}
+# Pod-spec lists the generator extends instead of replacing.
+_APPENDED = ("containers", "volumes", "imagePullSecrets")
+
+
+def main_container_of(spec: DynamoComponentDeploymentSharedSpec) -> Json:
+    """The user's `extraPodSpec.mainContainer` ({} when absent)."""
+    if spec.extra_pod_spec is None or spec.extra_pod_spec.main_container is None:
+        return {}
+    return spec.extra_pod_spec.main_container
+
+
+def generate_pod_spec(
+    spec: DynamoComponentDeploymentSharedSpec, role: Role, ctx: PodContext
+) -> Json:
+    """The pod spec of `role` pods of a component."""
+    user = main_container_of(spec)
+    backend = frameworks.resolve(
+        spec.component_type,
+        list(user.get("command") or []),
+        list(user.get("args") or []),
+        ctx.backend_framework,
+    )
+    container = _main_container(spec, user, ctx)
+    volumes = _add_volumes(container, spec, backend)
+    backend_ctx = frameworks.BackendContext(
+        role=role,
+        host_name=ctx.host_name,
+        deployer=ctx.deployer,
+        resources=spec.resources,
+        cache_mount=_cache_mount(spec, backend),
+        mpi_secret=ctx.settings.mpi_run_secret_name,
+    )
+    backend.update_container(container, backend_ctx)
+
+    pod = _pod(spec, ctx, container, volumes)
+    backend.update_pod_spec(pod, backend_ctx)
+    canonical_pod_spec(pod)
+    return pod
+
+
+def _main_container(spec: DynamoComponentDeploymentSharedSpec, user: Json, ctx: PodContext) -> Json:
+    default = default_container(spec, ctx)
+    overrides = {k: v for k, v in user.items() if k not in ("env", *_KEYED, *PROBES)}
+    if user.get("command") and not user.get("args"):
+        # Default args belong to the default command; a user command runs on its own.
+        default.pop("args", None)
+    container = merge_over(default, overrides)
+    # A probe is replaced as a whole: half of one merged into the other is no probe at all.
+    for probe in PROBES:
+        if user.get(probe) is not None:
+            container[probe] = copy.deepcopy(user[probe])
+    for probe, given in (
+        ("livenessProbe", spec.liveness_probe),
+        ("readinessProbe", spec.readiness_probe),
+    ):
+        if given is not None:
+            container[probe] = copy.deepcopy(given)
+    for key, fields in _KEYED.items():
+        merged = merge_keyed(default.get(key) or [], user.get(key) or [], *fields)
+        if merged:
+            container[key] = merged
+    container["env"] = merge_env(
+        infrastructure_env(ctx), default["env"], user.get("env") or [], spec.envs or []
+    )
+    apply_resources(container, spec.resources)
+    if spec.env_from_secret:
+        container["envFrom"] = [
+            *container.get("envFrom", []),
+            {"secretRef": {"name": spec.env_from_secret}},
+        ]
+    return container
+
+
+def _add_volumes(
+    container: Json, spec: DynamoComponentDeploymentSharedSpec, backend: frameworks.Backend
+) -> list[Json]:
+    """Mount the component's PVCs and shared memory; return the pod volumes they need."""
+    volumes, mounts = pvc_volumes(
+        spec.volume_mounts or [], backend.name, backend.default_cache_mount
+    )
+    shm = shared_memory_volume(spec.shared_memory)
+    if shm is not None:
+        volumes.append(shm[0])
+        mounts.append(shm[1])
+    if mounts:
+        container["volumeMounts"] = [*container.get("volumeMounts", []), *mounts]
+    return volumes
+
+
+def _cache_mount(
+    spec: DynamoComponentDeploymentSharedSpec, backend: frameworks.Backend
+) -> str | None:
+    for mount in spec.volume_mounts or []:
+        if mount.use_as_compilation_cache:
+            return cache_mount_point(mount, backend.name, backend.default_cache_mount)
+    return None
+
+
+def _pod(
+    spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext, main: Json, volumes: list[Json]
+) -> Json:
+    user: Json = spec.extra_pod_spec.pod_spec if spec.extra_pod_spec is not None else {}
+    pod = merge_over(
+        default_pod_spec(spec, ctx), {k: v for k, v in user.items() if k not in _APPENDED}
+    )
+    if not isinstance(user.get("securityContext"), dict):
+        pod["securityContext"] = {"fsGroup": constants.DEFAULT_FS_GROUP}
+    if (
+        not pod.get("serviceAccountName")
+        and ctx.graph_name
+        and discovery_backend(spec, ctx.settings) == constants.DISCOVERY_KUBERNETES
+    ):
+        pod["serviceAccountName"] = naming.discovery_service_account(ctx.graph_name)
+
+    containers = copy.deepcopy(user.get("containers") or [])
+    if any(c.get("name") == main["name"] for c in containers):
+        raise GenerationError(
+            f'extraPodSpec.containers has a container named "{main["name"]}", the name of the '
+            "main container; set its fields in extraPodSpec.mainContainer instead"
+        )
+    pod["containers"] = [*containers, main]
+
+    user_volumes = copy.deepcopy(user.get("volumes") or [])
+    taken = {v.get("name") for v in user_volumes}
+    generated = [*pod.get("volumes", []), *volumes]
+    # A user volume of the same name replaces the generated one.
+    all_volumes = [*user_volumes, *(v for v in generated if v["name"] not in taken)]
+    if all_volumes:
+        pod["volumes"] = all_volumes
+
+    secrets = _pull_secrets(spec, ctx, main, user.get("imagePullSecrets") or [])
+    if secrets:
+        pod["imagePullSecrets"] = secrets
+    return pod
+
+
+def _pull_secrets(
+    spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext, main: Json, given: list[Json]
+) -> list[Json]:
+    secrets = copy.deepcopy(given)
+    disabled = (spec.annotations or {}).get(constants.ANNOTATION_DISABLE_PULL_SECRET_DISCOVERY)
+    image = main.get("image")
+    if disabled != "true" and image:
+        names = {s.get("name") for s in secrets}
+        secrets += [{"name": n} for n in lookup(ctx.pull_secrets, image) if n not in names]
+    return secrets
