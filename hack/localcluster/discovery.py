@@ -99,3 +99,68 @@ def resource_list(registry: Registry, group: str, version: str) -> Json | None:
     group_version = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
             "resources": resources}
+
+
+# --- aggregated discovery (apidiscovery.k8s.io/v2) ---------------------------------------------
+
+#: What /api and /apis answer to a client that asks for it first (kubectl does): every group,
+#: version and resource in one document, so the client skips the per-group-version requests.
+AGGREGATED_MEDIA_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def wants_aggregated(accept: str) -> bool:
+    """Whether the first media type of `accept` the server can serve is aggregated v2."""
+    for choice in accept.split(","):
+        media, *raw_params = (p.strip() for p in choice.split(";"))
+        params = dict(p.split("=", 1) for p in raw_params if "=" in p)
+        if media not in ("application/json", "application/*", "*/*", ""):
+            continue
+        if "as" not in params:
+            return False  # plain JSON: the legacy documents
+        if params == {"g": "apidiscovery.k8s.io", "v": "v2", "as": "APIGroupDiscoveryList"}:
+            return True
+    return False
+
+
+def aggregated(registry: Registry, core: bool) -> Json:
+    """The APIGroupDiscoveryList of /api (core: only the legacy group) or /apis (the rest),
+    built from the same resource lists the legacy endpoints serve."""
+    items = []
+    for name, versions in registry.groups().items():
+        if (name == "") != core:
+            continue
+        entries = []
+        for version in versions:
+            doc = resource_list(registry, name, version)
+            if doc is not None:
+                entries.append({"version": version, "freshness": "Current",
+                                "resources": _aggregated_resources(name, version,
+                                                                   doc["resources"])})
+        meta: Json = {"creationTimestamp": None}
+        if name:
+            meta["name"] = name
+        items.append({"metadata": meta, "versions": entries})
+    return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2",
+            "metadata": {}, "items": items}
+
+
+def _aggregated_resources(group: str, version: str, entries: list[Json]) -> list[Json]:
+    """APIResourceList entries as APIResourceDiscovery: `plural/sub` entries become
+    subresources of their resource."""
+    out: dict[str, Json] = {}
+    for entry in entries:
+        parent, _, sub = entry["name"].partition("/")
+        kind = {"group": entry.get("group", group), "version": entry.get("version", version),
+                "kind": entry["kind"]}
+        if sub:
+            out[parent].setdefault("subresources", []).append(
+                {"subresource": sub, "responseKind": kind, "verbs": entry["verbs"]})
+            continue
+        resource: Json = {"resource": parent, "responseKind": kind,
+                          "scope": "Namespaced" if entry["namespaced"] else "Cluster",
+                          "singularResource": entry["singularName"], "verbs": entry["verbs"]}
+        for legacy_key in ("shortNames", "categories"):
+            if legacy_key in entry:
+                resource[legacy_key] = entry[legacy_key]
+        out[parent] = resource
+    return list(out.values())

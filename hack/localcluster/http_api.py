@@ -67,10 +67,14 @@ class ResourceApi:
         if parts[:1] == ["api"]:
             group, rest = "", parts[1:]
             if not rest:
+                if discovery.wants_aggregated(request.headers.get("Accept", "")):
+                    return _aggregated(discovery.aggregated(self.registry, core=True))
                 host = request.host or "127.0.0.1"
                 return _json(discovery.api_versions(host))
         else:
             if len(parts) == 1:
+                if discovery.wants_aggregated(request.headers.get("Accept", "")):
+                    return _aggregated(discovery.aggregated(self.registry, core=False))
                 return _json(discovery.api_group_list(self.registry))
             group, rest = parts[1], parts[2:]
             if not rest:
@@ -444,6 +448,11 @@ async def _delete_options(request: web.Request) -> Json:
     if "orphanDependents" in q:
         options["orphanDependents"] = _truthy(q["orphanDependents"])
     return options
+
+
+def _aggregated(doc: Json) -> web.Response:
+    return web.Response(body=json.dumps(doc, separators=(",", ":")).encode(), headers={
+        "Content-Type": discovery.AGGREGATED_MEDIA_TYPE, "Vary": "Accept"})
 
 
 def _json(obj: Json, code: int = 200, warnings: list[str] | None = None) -> web.Response:
