@@ -100,6 +100,8 @@ class SystemControllers:
                 self._deleting(change.resource, obj)
             if meta.get("ownerReferences") and change.type == "ADDED":
                 self._check_dangling(change.resource, obj)
+        if change.resource == NAMESPACE_RESOURCE and change.type == "ADDED":
+            self._populate_namespace(meta["name"])
         if change.resource == NAMESPACE_RESOURCE and change.type != DELETED and meta.get(
                 "deletionTimestamp"):
             self._terminating_namespaces.add(meta["name"])
@@ -107,6 +109,15 @@ class SystemControllers:
             meta["name"] if change.resource == NAMESPACE_RESOURCE else "")
         if namespace in self._terminating_namespaces:
             self._sweep_namespace(namespace)
+
+    def _populate_namespace(self, namespace: str) -> None:
+        """The service-account controller's part: every namespace has a `default` account."""
+        rt = self.ops.registry.get("", "v1", "serviceaccounts")
+        if rt is None or self.ops.storage.get(rt.stored_as, namespace, "default") is not None:
+            return
+        with contextlib.suppress(ApiError):
+            self.ops.create(rt, namespace, {"metadata": {"name": "default"}},
+                            WriteOptions(manager="kube-controller-manager"))
 
     # --- CRDs ------------------------------------------------------------------------------
 

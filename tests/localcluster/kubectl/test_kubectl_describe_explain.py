@@ -32,6 +32,9 @@ async def test_describe_pod_and_deployment(kubectl: Kubectl) -> None:
     assert top["Status"] == "Pending"
     assert top["QoS Class"] == "BestEffort"
     assert top["Events"] == "<none>"
+    # Admission fills these on a real cluster too.
+    assert top["Service Account"] == "default"
+    assert top["Priority"] == "0"
     assert re.search(r"^Labels:\s+app=p1\n\s+tier=front$", out, re.M)
     assert re.search(r"^Annotations:\s+<none>$", out, re.M)  # last-applied is not shown
     assert re.search(r"^Containers:\n  app:\n    Image:\s+nginx:1\.25$", out, re.M)
@@ -47,7 +50,7 @@ async def test_describe_pod_and_deployment(kubectl: Kubectl) -> None:
     # Several at once, by label; each block starts with its Name.
     out = await kubectl("describe", "pods,deployments", "-l", "app")
     assert [line for line in out.splitlines() if line.startswith("Name:")] == [
-        "Name:         p1", "Name:                   web"]
+        "Name:             p1", "Name:                   web"]
 
 
 async def test_describe_custom_resource(widgets: Kubectl) -> None:
