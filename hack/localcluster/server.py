@@ -30,6 +30,7 @@ from .operations import Operations, WriteOptions
 from .registry import Registry
 from .request_stats import RequestKey, RequestStats, classify
 from .simulation import Simulation, SimulationConfig
+from .simulation.metrics import CONTROL_PATH as METRICS_PATH
 from .storage import Storage
 from .system_controllers import SystemControllers
 
@@ -226,6 +227,8 @@ class LocalCluster:
             return await self.api.handle(request)
         if path == CONTROL_PATH:
             return await self.faults.handle(request)
+        if path == METRICS_PATH and self.simulation is not None:
+            return await self.simulation.metrics.handle(request)
         if path == "/":
             return web.json_response({"paths": sorted(
                 ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2",

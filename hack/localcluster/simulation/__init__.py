@@ -6,7 +6,16 @@ would show. `SimulationConfig` switches each part on or off and sets every delay
 """
 
 from .behaviors import JOB_DURATION, JOB_OUTCOME, MODE, READY, Behaviors
-from .config import PARTS, Delays, NodeSpec, SimulationConfig, default_nodes, load_nodes
+from .config import (
+    PARTS,
+    Delays,
+    HpaSettings,
+    NodeSpec,
+    SimulationConfig,
+    default_nodes,
+    load_nodes,
+)
+from .metrics import USAGE_ANNOTATION, Metrics
 from .simulated_cluster import Simulation
 
 __all__ = [
@@ -15,8 +24,11 @@ __all__ = [
     "MODE",
     "PARTS",
     "READY",
+    "USAGE_ANNOTATION",
     "Behaviors",
     "Delays",
+    "HpaSettings",
+    "Metrics",
     "NodeSpec",
     "Simulation",
     "SimulationConfig",

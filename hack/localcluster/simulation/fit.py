@@ -157,13 +157,27 @@ def unschedulable_message(node_count: int, reasons: Iterable[list[str]]) -> str:
             f" available: {tail}.")
 
 
-def score(pod: Json, node: Json, used: Resources) -> Fraction:
-    """Least-allocated scoring: the share of cpu, memory and GPUs left after placing the pod."""
-    free = allocatable(node)
+#: What the scheduler's scoring assumes a container without requests uses, so such pods
+#: spread out instead of piling onto one node.
+_NON_ZERO = {"cpu": Fraction(1, 10), "memory": Fraction(200 * 1024 * 1024)}
+
+
+def scoring_requests(pod: Json) -> Resources:
     want = pod_requests(pod)
+    for name, default in _NON_ZERO.items():
+        if not want.get(name):
+            want[name] = default * max(1, len((pod.get("spec") or {}).get("containers") or ()))
+    return want
+
+
+def score(pod: Json, node: Json, scored_use: Resources) -> Fraction:
+    """Least-allocated scoring: the share of cpu, memory and GPUs left after placing the pod
+    (`scored_use`: the `scoring_requests` of the pods already there)."""
+    free = allocatable(node)
+    want = scoring_requests(pod)
     total = Fraction(0)
     for name in ("cpu", "memory", "nvidia.com/gpu"):
         cap = free.get(name, Fraction(0))
         if cap > 0:
-            total += (cap - used.get(name, Fraction(0)) - want.get(name, Fraction(0))) / cap
+            total += (cap - scored_use.get(name, Fraction(0)) - want.get(name, Fraction(0))) / cap
     return total

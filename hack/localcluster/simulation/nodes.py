@@ -15,6 +15,7 @@ from typing import Any
 from ..storage import Change
 from .clock import rfc3339, rfc3339_micro
 from .config import NodeSpec
+from .events import EventRecorder
 from .loop import Context, ControlLoop, Key
 from .node_objects import UNREACHABLE_TAINT, new_node, node_status
 from .objects import set_condition, terminating
@@ -34,6 +35,7 @@ class NodeController(ControlLoop):
         self.specs: dict[str, tuple[int, NodeSpec]] = {
             spec.name: (i, spec) for i, spec in enumerate(ctx.config.nodes)}
         self.lifecycle = Writer(ctx.ops, "node-controller")
+        self.lifecycle_events = EventRecorder(self.lifecycle, "node-controller")
         self._down_since: dict[str, float] = {}
         self._lease_renewed: dict[str, float] = {}
 
@@ -54,8 +56,8 @@ class NodeController(ControlLoop):
             node = self.writer.create(NODES, "", new_node(spec, index))
             if node is None:
                 return 1.0
-            self.events.normal(node, "RegisteredNode", f"Node {name} event: Registered Node"
-                               f" {name} in Controller", host=name)
+            self.lifecycle_events.normal(node, "RegisteredNode", f"Node {name} event: Registered"
+                                         f" Node {name} in Controller")
         down = name in self.ctx.nodes_down
         node = self._sync_taints(node, down)
         status = node_status(spec, index, ready=not down, now=rfc3339(),
@@ -108,7 +110,7 @@ class NodeController(ControlLoop):
                 self.lifecycle.update_status(PODS, pod, status)
             if evict and not terminating(pod) and status.get("phase") not in (
                     "Succeeded", "Failed"):
-                self.events.normal(pod, "TaintManagerEviction",
+                self.lifecycle_events.normal(pod, "TaintManagerEviction",
                                    f"Marking for deletion Pod {pod['metadata']['namespace']}/"
                                    f"{pod['metadata']['name']}")
                 self.lifecycle.delete(PODS, pod)

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..storage import DELETED, Change
 from .clock import rfc3339
-from .fit import misfit_reasons, score, unschedulable_message, usage
+from .fit import misfit_reasons, score, scoring_requests, unschedulable_message, usage
 from .loop import ControlLoop, Key
 from .objects import condition, pod_active, set_condition, terminating
 from .writer import NODES, PODS
@@ -79,13 +79,18 @@ class Scheduler(ControlLoop):
         reasons: list[list[str]] = []
         for node in nodes:
             node_name = node["metadata"]["name"]
-            used, count = usage(by_node.get(node_name, ()))
+            there = by_node.get(node_name, [])
+            used, count = usage(there)
             why = misfit_reasons(pod, node, used, count)
             if why:
                 reasons.append(why)
                 continue
+            scored_use: dict[str, Fraction] = {}
+            for other in there:
+                for k, v in scoring_requests(other).items():
+                    scored_use[k] = scored_use.get(k, Fraction(0)) + v
             # Highest score wins; among equals, the first name in order.
-            candidate = (score(pod, node, used), node_name)
+            candidate = (score(pod, node, scored_use), node_name)
             if best is None or candidate[0] > best[0]:
                 best = candidate
         if best is None:

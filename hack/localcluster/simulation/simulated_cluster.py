@@ -3,7 +3,8 @@
 It builds the parts the configuration enables (nodes, scheduler, kubelet, workload
 controllers), feeds them every committed change, and owns their tasks and timers. Tests
 reach in through `behaviors` (pod readiness, crash loops, image pulls, job results),
-`set_node_ready`, `clock` and `settle`.
+`metrics` (pod usage and external metrics for the HPA), `set_node_ready`, `clock` and
+`settle`.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from .deployments import DeploymentController
 from .endpoints import EndpointsController
 from .grove import PodCliqueScalingGroupController, PodCliqueSetController
 from .grove_podclique import PodCliqueController
+from .hpa import HorizontalPodAutoscalerController
 from .jobs import JobController
 from .kubelet import Kubelet
 from .leaderworkersets import LeaderWorkerSetController
 from .loop import Context, ControlLoop, LoopRunner
+from .metrics import Metrics
 from .nodes import NodeController
 from .replicasets import ReplicaSetController
 from .scheduler import Scheduler
@@ -51,6 +54,9 @@ class Simulation:
         if on("grove"):
             loops += [PodCliqueSetController(self.ctx), PodCliqueScalingGroupController(self.ctx),
                       PodCliqueController(self.ctx)]
+        self.metrics = Metrics()
+        self.hpa = HorizontalPodAutoscalerController(self.ctx, self.metrics) if on("hpa") else None
+        loops.append(self.hpa)
         self._runner = LoopRunner([lp for lp in loops if lp is not None])
         ops.storage.add_listener(self._runner.dispatch())
 

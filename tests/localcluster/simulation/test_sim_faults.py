@@ -11,7 +11,7 @@ from typing import Any
 import aiohttp
 import pytest
 from kubernetes_asyncio import client, watch
-from simulation_support import condition, deployment, eventually, pod
+from simulation_support import condition, deployment, eventually
 
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import api_client, running_cluster
@@ -281,7 +281,7 @@ async def test_http_control_endpoint(sim_cluster: LocalCluster, core: client.Cor
     async def unready() -> bool:
         try:
             node = await core.read_node("gpu-node-3", _request_timeout=1)
-        except (aiohttp.ClientError, asyncio.TimeoutError):
+        except (TimeoutError, aiohttp.ClientError):
             return False
         return bool(condition(node, "Ready").status == "Unknown")
 

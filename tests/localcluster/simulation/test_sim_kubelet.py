@@ -192,3 +192,25 @@ async def test_run_to_completion_pod(core: client.CoreV1Api) -> None:
     term = p.status.container_statuses[0].state.terminated
     assert (term.exit_code, term.reason) == (1, "Error")
     assert condition(p, "Ready").reason == "PodFailed"
+
+
+async def test_deleting_a_namespace_with_running_pods(core: client.CoreV1Api) -> None:
+    await core.create_namespace({"metadata": {"name": "temp"}})
+    body = pod("inside")
+    await core.create_namespaced_pod("temp", body)
+
+    async def running() -> bool:
+        p = await core.read_namespaced_pod("inside", "temp")
+        return bool(p.status.phase == "Running")
+
+    await eventually(running)
+    await core.delete_namespace("temp")
+
+    async def gone() -> bool:
+        try:
+            await core.read_namespace("temp")
+        except client.ApiException as err:
+            return err.status == 404
+        return False
+
+    await eventually(gone)
