@@ -28,7 +28,7 @@ from .metrics import Metrics
 from .ratelimit import RateLimiter
 from .reconcile import Reconciler
 from .resource import Resource
-from .status_server import StatusServer
+from .status_server import METRICS_PATHS, PROBE_PATHS, StatusServer
 
 log = structlog.get_logger("controller.manager")
 
@@ -50,6 +50,10 @@ class ManagerConfig:
     transform: Transform | None = strip_managed_fields
     status_host: str = "0.0.0.0"
     status_port: int = 8081
+    #: A separate /metrics listener (controller-runtime's `--metrics-bind-address`); None
+    #: serves /metrics on the status port. The status server then serves only the probes.
+    metrics_host: str = "0.0.0.0"
+    metrics_port: int | None = None
     leader_election: LeaderElectionConfig | None = None
     graceful_shutdown_timeout: float = 30.0
     cache_sync_timeout: float = 120.0
@@ -66,8 +70,16 @@ class Manager:
                            transform=config.transform)
         self.controllers: list[Controller] = []
         self.elector: LeaderElector | None = None
-        self.status = StatusServer(metrics.registry, self._ready, config.status_host,
-                                   config.status_port)
+        self.metrics_server: StatusServer | None = None
+        if config.metrics_port is None:
+            self.status = StatusServer(metrics.registry, self._ready, config.status_host,
+                                       config.status_port)
+        else:
+            self.status = StatusServer(metrics.registry, self._ready, config.status_host,
+                                       config.status_port, paths=PROBE_PATHS)
+            self.metrics_server = StatusServer(metrics.registry, self._ready,
+                                               config.metrics_host, config.metrics_port,
+                                               paths=METRICS_PATHS)
         self._stop = asyncio.Event()
         self._log = log.bind(identity=config.leader_election.identity
                              if config.leader_election else "")
@@ -110,6 +122,11 @@ class Manager:
     def status_port(self) -> int:
         return self.status.port
 
+    @property
+    def metrics_port(self) -> int:
+        """The port /metrics is served on (the status port unless separate)."""
+        return (self.metrics_server or self.status).port
+
     def _ready(self) -> bool:
         return self.cache.has_synced
 
@@ -118,8 +135,10 @@ class Manager:
     async def run(self) -> None:
         """Run until `stop()`; raises LeadershipLost if the lease was lost."""
         self._log.info("starting manager")
-        await self.status.start()
+        servers = [s for s in (self.status, self.metrics_server) if s is not None]
         try:
+            for server in servers:
+                await server.start()
             informers = asyncio.create_task(self.cache.run(), name="cache")
             # The cache only ends by cancellation; if it dies anyway, stop everything.
             informers.add_done_callback(self._on_cache_exit)
@@ -132,7 +151,8 @@ class Manager:
                 raise outcome
             self._log.info("manager stopped")
         finally:
-            await self.status.stop()
+            for server in servers:
+                await server.stop()
             await self.client.close()
 
     def _on_cache_exit(self, task: asyncio.Task[None]) -> None:

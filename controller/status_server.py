@@ -1,29 +1,40 @@
-"""The manager's one HTTP server: /healthz (alive), /readyz (caches synced), /metrics."""
+"""The manager's HTTP servers: /healthz (alive), /readyz (caches synced), /metrics.
+
+One server serves all three paths unless the manager is given a separate metrics address, as
+controller-runtime's health-probe and metrics listeners are separate; then each server serves
+only its own paths.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
+ALL_PATHS = ("healthz", "readyz", "metrics")
+PROBE_PATHS = ("healthz", "readyz")
+METRICS_PATHS = ("metrics",)
+
 
 class StatusServer:
-    """Serves probes and Prometheus metrics; `ready` decides what /readyz says."""
+    """Serves probes and/or Prometheus metrics; `ready` decides what /readyz says."""
 
     def __init__(self, registry: CollectorRegistry, ready: Callable[[], bool],
-                 host: str = "0.0.0.0", port: int = 8081) -> None:
+                 host: str = "0.0.0.0", port: int = 8081,
+                 paths: Collection[str] = ALL_PATHS) -> None:
         self.registry = registry
         self.ready = ready
         self.host = host
         self.port = port
+        self.paths = tuple(paths)
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
         app = web.Application()
-        app.router.add_get("/healthz", self._healthz)
-        app.router.add_get("/readyz", self._readyz)
-        app.router.add_get("/metrics", self._metrics)
+        handlers = {"healthz": self._healthz, "readyz": self._readyz, "metrics": self._metrics}
+        for path in self.paths:
+            app.router.add_get(f"/{path}", handlers[path])
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
                                      shutdown_timeout=1.0)
         await self._runner.setup()

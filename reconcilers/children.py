@@ -144,10 +144,26 @@ class ChildWriter:
         annotations[HASH_ANNOTATION] = wanted_hash
         annotations[GENERATION_ANNOTATION] = str(int(umeta.get("generation", 0)) + 1)
         umeta["annotations"] = annotations
-        result = await self.client.update(resource, updated)
+        result = await self._record_generation(resource,
+                                               await self.client.update(resource, updated))
         await self.recorder.normal(parent, f"Update{resource.kind}",
                                    f"Updated {resource.kind} {name}")
         return Applied(Outcome.UPDATED, result)
+
+    async def _record_generation(self, resource: Resource, live: Json) -> Json:
+        """Make the generation annotation match the generation the object really has.
+
+        An update that leaves the spec as the server had it (a field set to its default,
+        say) does not move `generation`; the "+1" we wrote would then hide the next hand
+        edit, which brings generation up to exactly that value. Rare, so a second write."""
+        meta = live["metadata"]
+        generation = meta.get("generation")
+        annotations = meta.get("annotations") or {}
+        if generation is None or annotations.get(GENERATION_ANNOTATION) == str(generation):
+            return live
+        patch = {"metadata": {"resourceVersion": meta["resourceVersion"],
+                              "annotations": {GENERATION_ANNOTATION: str(generation)}}}
+        return await self.client.patch(resource, meta.get("namespace"), meta["name"], patch)
 
     def _needs_update(self, live: Json, desired: Json, wanted_hash: str) -> bool:
         annotations = live["metadata"].get("annotations") or {}

@@ -21,6 +21,14 @@ class OperatorContext:
     settings: OperatorSettings
     #: Only this namespace is reconciled when set (namespace-restricted mode).
     namespace: str | None = None
+    #: Workers per controller name (`--max-concurrent-reconciles name=N`); others get
+    #: `default_workers`.
+    workers: dict[str, int] = field(default_factory=dict)
+    default_workers: int = 1
+    #: ClusterRole the planner's RoleBinding refers to ("" : the operator creates none).
+    planner_cluster_role_name: str = ""
+    #: ClusterRole the DGDR profiling job's RoleBinding refers to ("" : none created).
+    dgdr_profiling_cluster_role_name: str = ""
     _recorders: dict[str, EventRecorder] = field(default_factory=dict)
 
     def recorder(self, component: str) -> EventRecorder:
@@ -31,3 +39,7 @@ class OperatorContext:
 
     def children(self, component: str) -> ChildWriter:
         return ChildWriter(self.client, self.cache, self.recorder(component))
+
+    def max_concurrent_reconciles(self, controller: str) -> int:
+        """How many keys the named controller may reconcile at once."""
+        return self.workers.get(controller, self.default_workers)

@@ -16,6 +16,9 @@ DEPLOYMENT_REQUESTS = Resource("nvidia.com", "v1alpha1", "dynamographdeploymentr
 MODELS = Resource("nvidia.com", "v1alpha1", "dynamomodels", "DynamoModel")
 
 # built-in
+# The shared Pod and Secret informers are trimmed by the DCD controller (pod_problems,
+# pull_secret_index): Pods keep metadata (no annotations) and status, Secrets metadata (no
+# annotations), type and registry hosts, never their data. Read those through the client.
 PODS = Resource("", "v1", "pods", "Pod")
 SERVICES = Resource("", "v1", "services", "Service")
 SECRETS = Resource("", "v1", "secrets", "Secret")

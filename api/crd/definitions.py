@@ -158,6 +158,12 @@ CRDS: tuple[CrdDefinition, ...] = (
                 priority=1,
                 description="When the service was last scaled.",
             ),
+            Column(
+                "Ready",
+                '.status.conditions[?(@.type=="Ready")].status',
+                priority=1,
+                description="Whether the service runs the replicas asked for.",
+            ),
         ),
         scale=True,
     ),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from attrs import define, field
 
-from api.kube import ObjectMeta, Time
+from api.kube import Condition, ObjectMeta, Time
 from api.markers import doc
 from api.v1alpha1.graph_deployment import GROUP_VERSION
 
@@ -59,6 +59,13 @@ class DynamoGraphDeploymentScalingAdapterStatus:
     )
     last_scale_time: Time | None = field(
         default=None, metadata=doc("When the adapter last changed the service's replicas.")
+    )
+    conditions: list[Condition] | None = field(
+        default=None,
+        metadata=doc(
+            "Latest observations, one per type (Ready): whether the target graph and service "
+            "exist and the service runs the replicas asked for."
+        ),
     )
 
 

@@ -183,6 +183,7 @@ def test_only_the_scaling_adapter_has_a_scale_subresource() -> None:
                 ("Age", ".metadata.creationTimestamp", "date", 0),
                 ("Desired", ".spec.replicas", "integer", 1),
                 ("Last-Scaled", ".status.lastScaleTime", "date", 1),
+                ("Ready", '.status.conditions[?(@.type=="Ready")].status', "string", 1),
             ],
         ),
         (

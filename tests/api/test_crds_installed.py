@@ -71,7 +71,7 @@ async def test_printer_columns(kubectl: Kubectl, api: client.ApiClient) -> None:
         "dgd": "NAME READY BACKEND AGE STATE REASON RESTART",
         "dcd": "NAME COMPONENT AVAILABLE AGE BACKEND SERVICE REPLICAS READY-REPLICAS",
         "dgdr": "NAME MODEL BACKEND STATE DGD-STATE AGE DGD",
-        "dgdsa": "NAME DGD SERVICE REPLICAS AGE DESIRED LAST-SCALED",
+        "dgdsa": "NAME DGD SERVICE REPLICAS AGE DESIRED LAST-SCALED READY",
         "dm": "NAME BASEMODEL TYPE READY TOTAL AGE MODEL",
     }
     for short, header in wide.items():

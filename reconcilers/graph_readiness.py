@@ -1,0 +1,176 @@
+"""Whether each service of a graph is ready, read from the child that runs it.
+
+Pure functions over objects as the API server returns them. A service is ready only when its
+child has observed its latest spec, every replica runs the current revision (no old pods left
+over from a rollout) and the desired number of replicas is ready; "ready" counts from old pods
+during a rollout never make a graph look done.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from backends.constants import ANNOTATION_RESTART_AT
+from reconcilers.conditions import get_condition
+
+Json = dict[str, Any]
+
+#: Available=False reasons that only say "not ready yet" (nothing worth repeating to users).
+_GENERIC_REASONS = frozenset({
+    "", "DeploymentNotReady", "SomeLeaderWorkerSetsNotReady", "Reconciling", "NotReady",
+})
+
+#: Words of a pod problem in a DCD's Available message (see reconcilers.pod_problems).
+_POD_PROBLEM_HINTS = ("imagepull", "errimage", "invalidimagename", "unschedulable",
+                      "crashloopbackoff", "createcontainer", "runcontainererror")
+_REPLICA_FIELDS = ("componentKind", "componentName", "replicas", "updatedReplicas",
+                   "readyReplicas", "availableReplicas")
+
+
+@dataclass(frozen=True)
+class ServiceReadiness:
+    """One service: ready or not, why not, and its ServiceReplicaStatus when reported."""
+
+    service: str
+    ready: bool
+    #: Only a rollout is in progress (the spec is not observed yet or old replicas remain).
+    updating: bool = False
+    #: Human-readable reason when not ready, e.g. "1/2 replicas ready".
+    detail: str = ""
+    #: A problem the child reports (reason: message), e.g. an image that cannot be pulled.
+    problem: str = ""
+    replica_status: Json | None = None
+
+
+def component_readiness(service: str, dcd: Json | None, desired: int,
+                        workload: Json | None = None) -> ServiceReadiness:
+    """Readiness of a service on the DCD path, from its DynamoComponentDeployment.
+
+    `workload` is the DCD's Deployment when the cache holds it: its pod template must carry the
+    DCD's restart token before the service counts as rolled out.
+    """
+    if dcd is None:
+        return ServiceReadiness(service, False, detail="DynamoComponentDeployment not created yet")
+    name = dcd["metadata"]["name"]
+    if dcd["metadata"].get("deletionTimestamp"):
+        return ServiceReadiness(service, False, detail=f"{name} is being deleted")
+    status = dcd.get("status") or {}
+    replica_status = _replica_status(status.get("service"))
+    generation = int(dcd["metadata"].get("generation") or 0)
+    observed = status.get("observedGeneration")
+    if observed is None:
+        # Never reported: starting, not a rollout.
+        return ServiceReadiness(service, False, detail=f"{name} has not reported a status yet")
+    if int(observed) < generation:
+        return ServiceReadiness(service, False, updating=True, replica_status=replica_status,
+                                detail=f"{name} has not observed generation {generation} yet")
+    if workload is not None and not _workload_current(dcd, workload):
+        return ServiceReadiness(service, False, updating=True, replica_status=replica_status,
+                                detail=f"Deployment {name} is rolling out")
+    available = get_condition(status.get("conditions"), "Available")
+    problem = _problem(available)
+    counted = _counts(replica_status, desired)
+    if counted is not None:
+        return ServiceReadiness(service, counted[0] and _is_true(available),
+                                updating=counted[1], problem=problem,
+                                replica_status=replica_status,
+                                detail=counted[2] or _condition_detail(available))
+    if not _is_true(available):
+        return ServiceReadiness(service, False, problem=problem, replica_status=replica_status,
+                                detail=_condition_detail(available))
+    return ServiceReadiness(service, True, replica_status=replica_status)
+
+
+def clique_readiness(service: str, kind: str, obj: Json | None,
+                     desired: int | None = None) -> ServiceReadiness:
+    """Readiness of a service on the Grove path, from its PodClique (single-node) or
+    PodCliqueScalingGroup (multinode) `<graph>-0-<service>`; `desired` defaults to the
+    object's own spec.replicas (the service leaves replicas to whoever scales the clique)."""
+    if obj is None:
+        return ServiceReadiness(service, False, detail=f"{kind} not created yet")
+    meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
+    if desired is None:
+        desired = int(spec.get("replicas") or 0)
+    replica_status: Json = {
+        "componentKind": kind,
+        "componentName": meta["name"],
+        "replicas": int(status.get("replicas") or 0),
+        "updatedReplicas": int(status.get("updatedReplicas") or 0),
+    }
+    if kind == "PodClique":
+        replica_status["readyReplicas"] = int(status.get("readyReplicas") or 0)
+    else:
+        replica_status["availableReplicas"] = int(status.get("availableReplicas") or 0)
+    observed = status.get("observedGeneration")
+    if observed is not None and int(observed) < int(meta.get("generation") or 0):
+        return ServiceReadiness(service, False, updating=True, replica_status=replica_status,
+                                detail=f"{kind} {meta['name']} has not observed its spec yet")
+    counted = _counts(replica_status, desired)
+    assert counted is not None
+    ready, updating, detail = counted
+    return ServiceReadiness(service, ready, updating=updating, detail=detail,
+                            replica_status=replica_status)
+
+
+def _counts(replica_status: Json | None, desired: int) -> tuple[bool, bool, str] | None:
+    """(ready, only updating, detail) from replica counts; None when none are reported."""
+    if replica_status is None:
+        return None
+    if desired == 0:
+        return True, False, ""
+    replicas = int(replica_status.get("replicas") or 0)
+    updated = int(replica_status.get("updatedReplicas") or 0)
+    ready_count = replica_status.get("readyReplicas")
+    if ready_count is None:
+        ready_count = replica_status.get("availableReplicas")
+    ready = int(ready_count or 0)
+    if updated < desired or replicas > updated:
+        return False, True, f"{updated}/{desired} replicas updated, {ready} ready"
+    if ready < desired:
+        return False, False, f"{ready}/{desired} replicas ready"
+    return True, False, ""
+
+
+def _workload_current(dcd: Json, deployment: Json) -> bool:
+    """The Deployment runs the DCD's restart token and has rolled out its latest template."""
+    token = ((dcd.get("spec") or {}).get("annotations") or {}).get(ANNOTATION_RESTART_AT)
+    template = (((deployment.get("spec") or {}).get("template") or {}).get("metadata") or {})
+    if token and (template.get("annotations") or {}).get(ANNOTATION_RESTART_AT) != token:
+        return False
+    status = deployment.get("status") or {}
+    generation = int(deployment["metadata"].get("generation") or 0)
+    return int(status.get("observedGeneration") or 0) >= generation
+
+
+def _replica_status(value: Any) -> Json | None:
+    # An entry without a kind would put "" into an enum and get the whole status rejected;
+    # unknown keys would be pruned by the server and make every status look changed.
+    if isinstance(value, dict) and value.get("componentKind"):
+        return {k: v for k, v in value.items() if k in _REPLICA_FIELDS and v is not None}
+    return None
+
+
+def _is_true(condition: Json | None) -> bool:
+    return condition is not None and condition.get("status") == "True"
+
+
+def _condition_detail(condition: Json | None) -> str:
+    if condition is None:
+        return "no Available condition reported yet"
+    return str(condition.get("message") or "Available condition not true")
+
+
+def _problem(condition: Json | None) -> str:
+    """What the child says is wrong beyond "not ready yet": a specific reason, or the part of
+    its message about a stuck pod (image pulls, scheduling, crash loops)."""
+    if condition is None or condition.get("status") == "True":
+        return ""
+    reason = str(condition.get("reason") or "")
+    message = str(condition.get("message") or "")
+    if reason not in _GENERIC_REASONS:
+        return f"{reason}: {message}" if message else reason
+    for part in message.split("; "):
+        if any(hint in part.lower() for hint in _POD_PROBLEM_HINTS):
+            return part
+    return ""

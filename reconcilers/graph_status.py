@@ -1,0 +1,121 @@
+"""The status of a DynamoGraphDeployment: state, the Ready condition, per-service replica counts.
+
+Pure functions. `summarize` turns the readiness of every service into the state and the Ready
+reason and message; `graph_status` builds the whole status from the previous one, so that an
+unchanged situation gives an identical status (and no write) and the condition's
+lastTransitionTime only moves when Ready flips. `transition_event` says which event, if any, a
+status change deserves.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from reconcilers.conditions import get_condition, set_condition
+from reconcilers.graph_readiness import ServiceReadiness
+
+Json = dict[str, Any]
+
+PENDING, SUCCESSFUL, FAILED = "pending", "successful", "failed"
+READY = "Ready"
+
+# Ready reasons; the first four and the last two are the original operator's.
+ALL_READY = "all_resources_are_ready"
+NOT_READY = "some_resources_are_not_ready"
+ROLLING_UPDATE = "rolling_update_in_progress"
+IMAGE_PULL_FAILED = "image_pull_failed"
+INSUFFICIENT_CAPACITY = "insufficient_capacity"
+VALIDATION_FAILED = "ValidationFailed"
+RECONCILE_FAILED = "failed_to_reconcile_the_resources"
+
+_IMAGE_PULL_HINTS = ("imagepull", "errimage", "invalidimagename")
+_CAPACITY_HINTS = ("unschedulable", "insufficient", "failedscheduling")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the graph's state is and why."""
+
+    state: str
+    reason: str
+    message: str
+
+
+def failed(reason: str, message: str) -> Verdict:
+    return Verdict(FAILED, reason, message)
+
+
+def summarize(services: Iterable[ServiceReadiness]) -> Verdict:
+    """The state of a graph from the readiness of its services."""
+    waiting = sorted((s for s in services if not s.ready), key=lambda s: s.service)
+    if not waiting:
+        return Verdict(SUCCESSFUL, ALL_READY, "All resources are ready")
+    items = []
+    for s in waiting:
+        item = f"{s.service}: {s.detail or 'not ready'}"
+        items.append(f"{item} ({s.problem})" if s.problem else item)
+    message = "Resources not ready: " + "; ".join(items)
+    problems = " ".join(s.problem.lower() for s in waiting)
+    if any(hint in problems for hint in _IMAGE_PULL_HINTS):
+        reason = IMAGE_PULL_FAILED
+    elif any(hint in problems for hint in _CAPACITY_HINTS):
+        reason = INSUFFICIENT_CAPACITY
+    elif all(s.updating for s in waiting):
+        reason = ROLLING_UPDATE
+    else:
+        reason = NOT_READY
+    return Verdict(PENDING, reason, message)
+
+
+def graph_status(
+    previous: Json | None,
+    verdict: Verdict,
+    generation: int,
+    services: Iterable[ServiceReadiness] | None,
+    restart: Json | None,
+) -> Json:
+    """The status to hold now. `services` None keeps the previous per-service counts (nothing
+    was read, e.g. the spec is invalid)."""
+    status = copy.deepcopy(previous) if previous else {}
+    status["observedGeneration"] = generation
+    status["state"] = verdict.state
+    status["conditions"] = set_condition(
+        list(status.get("conditions") or []), READY, verdict.state == SUCCESSFUL,
+        verdict.reason, verdict.message, observed_generation=generation)
+    if services is not None:
+        counts = {s.service: s.replica_status for s in services if s.replica_status}
+        if counts:
+            status["services"] = counts
+        else:
+            status.pop("services", None)
+    if restart is not None:
+        status["restart"] = restart
+    else:
+        status.pop("restart", None)
+    return status
+
+
+def transition_event(previous: Json | None, status: Json) -> tuple[bool, str, str] | None:
+    """(warning, reason, message) of the event a status change deserves, or None.
+
+    A new state is always told; a failure also when its reason or message changes; progress
+    within a state (replica counts moving) is not.
+    """
+    before = previous or {}
+    old_ready = get_condition(before.get("conditions"), READY) or {}
+    new_ready = get_condition(status.get("conditions"), READY) or {}
+    state = status.get("state")
+    message = str(new_ready.get("message") or "")
+    if state == FAILED:
+        if (before.get("state"), old_ready.get("reason"), old_ready.get("message")) == (
+                state, new_ready.get("reason"), new_ready.get("message")):
+            return None
+        reason = VALIDATION_FAILED if new_ready.get("reason") == VALIDATION_FAILED else (
+            "ReconcileFailed")
+        return True, reason, message
+    if before.get("state") == state:
+        return None
+    return (False, "Ready", message) if state == SUCCESSFUL else (False, "NotReady", message)

@@ -1,0 +1,126 @@
+"""The operator process, the composition root: flags -> settings -> manager -> controllers.
+
+Start-up: parse and check the flags (exit 2 on a bad one), configure logging, connect, read
+which optional APIs the cluster serves (exit 1 when a flag forces one that is missing),
+register every controller of `registry.REGISTRATIONS` on one manager, and run it until
+SIGTERM/SIGINT (exit 0 after a clean stop: workers finish, the lease is released) or until the
+lease is lost (exit 1, so the pod restarts as a candidate).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+import aiohttp
+import structlog
+
+from backends.settings import OperatorSettings
+from controller.client import ClientConfig
+from controller.errors import ApiError
+from controller.leader_election import LeaderElectionConfig
+from controller.log_config import configure_logging
+from controller.manager import LeadershipLost, Manager, ManagerConfig
+from controller.signals import stop_on_signals
+
+from .api_discovery import GROVE, ISTIO, KAI, LWS, VOLCANO, MissingApi, ServedApis, resolve
+from .api_discovery import served_apis as read_served_apis
+from .context import OperatorContext
+from .operator_flags import OperatorOptions, parse_options
+from .registry import REGISTRATIONS
+
+log = structlog.get_logger("reconcilers.operator")
+
+
+def manager_config(options: OperatorOptions) -> ManagerConfig:
+    """The runtime's configuration from the flags."""
+    election = None
+    if options.leader_elect:
+        election = LeaderElectionConfig(
+            name=options.leader_election_id, namespace=options.leader_election_namespace,
+            lease_duration=options.lease_duration, renew_deadline=options.renew_deadline,
+            retry_period=options.retry_period)
+    return ManagerConfig(
+        kubeconfig=options.kubeconfig, context=options.kube_context,
+        client=ClientConfig(qps=options.kube_api_qps or None, burst=options.kube_api_burst),
+        namespace=options.restricted_namespace,
+        status_host=options.health_probe_address.host or "0.0.0.0",
+        status_port=options.health_probe_address.port,
+        metrics_host=options.metrics_address.host or "0.0.0.0",
+        metrics_port=options.metrics_address.port,
+        leader_election=election)
+
+
+def operator_settings(options: OperatorOptions, apis: ServedApis) -> OperatorSettings:
+    """What the builders need, with the optional APIs decided; MissingApi when a flag asks
+    for one the cluster does not serve."""
+    gateway = options.istio_virtual_service_gateway
+    if gateway and not apis.serves(ISTIO):
+        raise MissingApi(f"--istio-virtual-service-gateway={gateway} but the API server does "
+                         f"not serve {ISTIO}")
+    return OperatorSettings(
+        nats_address=options.nats_address, etcd_address=options.etcd_address,
+        model_express_url=options.model_express_url,
+        prometheus_endpoint=options.prometheus_endpoint,
+        discovery_backend=options.discovery_backend,
+        mpi_run_secret_name=options.mpi_run_ssh_secret_name,
+        grove_enabled=resolve(options.grove, "grove", GROVE, apis),
+        lws_enabled=resolve(options.lws, "lws", LWS, apis),
+        volcano_enabled=resolve(options.volcano, "volcano", VOLCANO, apis),
+        kai_scheduler_enabled=resolve(options.kai_scheduler, "kai-scheduler", KAI, apis),
+        grove_termination_delay_seconds=int(options.grove_termination_delay),
+        virtual_service_gateway=gateway,
+        ingress_controller_class_name=options.ingress_controller_class_name,
+        ingress_controller_tls_secret_name=options.ingress_controller_tls_secret_name,
+        ingress_host_suffix=options.ingress_host_suffix)
+
+
+async def run(options: OperatorOptions) -> int:
+    """Run the operator until stopped; the process exit status."""
+    for flag in options.unsupported:
+        log.warning("flag not supported, ignored", flag="--" + flag.replace("_", "-"))
+    try:
+        manager = await Manager.create(manager_config(options))
+    except Exception as err:  # kubeconfig missing or unreadable: nothing to run against
+        log.error("cannot load the cluster configuration", error=str(err))
+        return 1
+    try:
+        apis = await read_served_apis(manager.client)
+        settings = operator_settings(options, apis)
+    except (ApiError, aiohttp.ClientError, TimeoutError, OSError, MissingApi) as err:
+        log.error("cannot start", error=str(err))
+        await manager.client.close()
+        return 1
+    ctx = OperatorContext(
+        client=manager.client, cache=manager.cache, settings=settings,
+        namespace=options.restricted_namespace, workers=options.workers,
+        default_workers=options.default_workers,
+        planner_cluster_role_name=options.planner_cluster_role_name,
+        dgdr_profiling_cluster_role_name=options.dgdr_profiling_cluster_role_name)
+    for register in REGISTRATIONS:
+        register(manager, ctx)
+    stop_on_signals(manager.stop)
+    log.info("starting operator", version=options.operator_version,
+             namespace=options.restricted_namespace or "(all)",
+             grove=settings.grove_enabled, lws=settings.lws_enabled,
+             volcano=settings.volcano_enabled, discovery=settings.discovery_backend,
+             controllers=[c.name for c in manager.controllers])
+    try:
+        await manager.run()
+    except LeadershipLost as err:
+        log.error("leadership lost, exiting", error=str(err))
+        return 1
+    return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    """`dynamo-operator [FLAGS]`: the process exit status."""
+    try:
+        options = parse_options(argv)
+    except SystemExit as done:  # --help (0) or a bad flag (2), message already printed
+        return done.code if isinstance(done.code, int) else 2
+    configure_logging(options.log_level, options.log_format)
+    try:
+        return asyncio.run(run(options))
+    except KeyboardInterrupt:
+        return 1

@@ -1,0 +1,315 @@
+"""The operator's command line: flags, their environment fallbacks, and their validation.
+
+Every problem is reported before anything starts, naming the flag, with exit status 2 (as
+argparse does for syntax errors). The original operator's camelCase spellings
+(`--restrictedNamespace`, `--natsAddr`, `--etcdAddr`) are accepted as aliases, and boolean
+flags take Go's `--flag`, `--flag=true|false` forms, so its Helm arguments keep working.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from backends import constants
+from controller.log_config import FORMATS, LEVELS
+
+DEFAULT_LEASE = "dynamo-operator-leader"
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+AUTO, ON, OFF = "auto", "true", "false"
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+@dataclass(frozen=True)
+class Address:
+    """A listen address; host "" means every interface."""
+
+    host: str
+    port: int
+
+
+@dataclass
+class OperatorOptions:
+    """Everything the command line says, validated."""
+
+    kubeconfig: Path | None = None
+    kube_context: str | None = None
+    kube_api_qps: float = 20.0
+    kube_api_burst: int = 30
+    restricted_namespace: str | None = None
+    leader_elect: bool = True
+    leader_election_id: str = DEFAULT_LEASE
+    leader_election_namespace: str = ""
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    health_probe_address: Address = field(default_factory=lambda: Address("", 8081))
+    metrics_address: Address = field(default_factory=lambda: Address("", 8080))
+    default_workers: int = 1
+    workers: dict[str, int] = field(default_factory=dict)
+    discovery_backend: str = constants.DISCOVERY_KUBERNETES
+    nats_address: str = ""
+    etcd_address: str = ""
+    model_express_url: str = ""
+    prometheus_endpoint: str = ""
+    planner_cluster_role_name: str = ""
+    dgdr_profiling_cluster_role_name: str = ""
+    mpi_run_ssh_secret_name: str = "mpi-run-ssh-secret"
+    mpi_run_ssh_secret_namespace: str = ""
+    ingress_controller_class_name: str = ""
+    ingress_controller_tls_secret_name: str = ""
+    ingress_host_suffix: str = ""
+    istio_virtual_service_gateway: str = ""
+    grove_termination_delay: float = 15 * 60.0
+    #: auto (discovery decides), true or false, per optional API.
+    grove: str = AUTO
+    lws: str = AUTO
+    volcano: str = AUTO
+    kai_scheduler: str = AUTO
+    log_level: str = "info"
+    log_format: str = "json"
+    operator_version: str = "unknown"
+    #: Flags of the original accepted for compatibility; set to true they are logged as
+    #: not supported.
+    unsupported: list[str] = field(default_factory=list)
+
+
+# --- value parsers (argparse `type=`): their ValueError names the flag -------------------------
+
+
+def parse_bool(text: str) -> bool:
+    """Go's strconv.ParseBool."""
+    if text in ("1", "t", "T", "true", "TRUE", "True"):
+        return True
+    if text in ("0", "f", "F", "false", "FALSE", "False"):
+        return False
+    raise argparse.ArgumentTypeError(f"invalid boolean {text!r} (use true or false)")
+
+
+def parse_duration(text: str) -> float:
+    """Go's time.ParseDuration ("15m", "1h30m", "500ms", "0"), in seconds."""
+    if text == "0":
+        return 0.0
+    pos, total = 0, 0.0
+    for match in _DURATION_PART.finditer(text):
+        if match.start() != pos:
+            break
+        total += float(match.group(1)) * _UNITS[match.group(2)]
+        pos = match.end()
+    if pos != len(text) or not text:
+        raise argparse.ArgumentTypeError(f"invalid duration {text!r} (e.g. 30s, 15m, 1h30m)")
+    return total
+
+
+def parse_address(text: str) -> Address:
+    """A bind address "[host]:port"; ":8080" listens on every interface."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid address {text!r} (use host:port or :port)")
+    return Address(host.strip("[]"), int(port))
+
+
+def parse_tristate(text: str) -> str:
+    value = text.lower()
+    if value == AUTO:
+        return AUTO
+    return ON if parse_bool(value) else OFF
+
+
+def parse_workers(text: str) -> tuple[str, int]:
+    """"N" (every controller) or "controller=N"."""
+    name, sep, count = text.rpartition("=")
+    if not count.isdigit() or int(count) < 1 or (sep and not name):
+        raise argparse.ArgumentTypeError(
+            f"invalid value {text!r} (use a count of at least 1, or controller=count)")
+    return name, int(count)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r} (a number >= 0)")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"invalid value {text!r} (an integer >= 1)")
+    return int(text)
+
+
+def _url(text: str) -> str:
+    parts = urlsplit(text)
+    if text and (not parts.scheme or not parts.netloc):
+        raise argparse.ArgumentTypeError(f"invalid URL {text!r} (e.g. http://host:port)")
+    return text
+
+
+# --- the parser --------------------------------------------------------------------------------
+
+
+def _bool_flag(parser: argparse._ActionsContainer, name: str, default: bool, help: str) -> None:
+    parser.add_argument(name, type=parse_bool, nargs="?", const=True, default=default,
+                        metavar="BOOL", help=help)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="dynamo-operator", usage="%(prog)s [flags]   (or: %(prog)s render -f FILE)",
+        description="Kubernetes operator for NVIDIA Dynamo (nvidia.com/v1alpha1).",
+        epilog="Subcommand: `dynamo-operator render -f FILE` prints the objects the operator "
+               "would create, without a cluster.")
+    cluster = p.add_argument_group("cluster access")
+    cluster.add_argument("--kubeconfig", type=Path,
+          help="kubeconfig file (default: $KUBECONFIG, then the in-cluster service account, "
+               "then ~/.kube/config)")
+    cluster.add_argument("--kube-context", help="kubeconfig context (default: the current one)")
+    cluster.add_argument("--kube-api-qps", type=_positive_float, default=20.0,
+          help="client-side requests per second to the API server; 0 = no limit [20]")
+    cluster.add_argument("--kube-api-burst", type=_positive_int, default=30,
+          help="client-side burst above the QPS [30]")
+    cluster.add_argument("--restricted-namespace", "--restrictedNamespace",
+          dest="restricted_namespace", default="",
+          help="watch and reconcile only this namespace (default: cluster-wide)")
+
+    election = p.add_argument_group("leader election")
+    _bool_flag(election, "--leader-elect", True,
+               "run controllers only while holding the lease [true]")
+    election.add_argument("--leader-election-id", default=DEFAULT_LEASE,
+          help=f"name of the Lease [{DEFAULT_LEASE}]")
+    election.add_argument("--leader-election-namespace", default="",
+          help="namespace of the Lease (default: $POD_NAMESPACE, the in-cluster namespace, "
+               "or the restricted namespace)")
+    election.add_argument("--leader-election-lease-duration", type=parse_duration, default=15.0,
+          help="lease duration [15s]")
+    election.add_argument("--leader-election-renew-deadline", type=parse_duration, default=10.0,
+          help="renew deadline [10s]")
+    election.add_argument("--leader-election-retry-period", type=parse_duration, default=2.0,
+          help="retry period [2s]")
+
+    servers = p.add_argument_group("servers")
+    servers.add_argument("--health-probe-bind-address", type=parse_address,
+          default=Address("", 8081), help="address of /healthz and /readyz [:8081]")
+    servers.add_argument("--metrics-bind-address", type=parse_address, default=Address("", 8080),
+          help="address of /metrics [:8080]")
+
+    work = p.add_argument_group("reconciling")
+    work.add_argument("--max-concurrent-reconciles", type=parse_workers, action="append",
+          default=[], metavar="[CONTROLLER=]N",
+          help="workers per controller: N for all, CONTROLLER=N for one (repeatable) [1]")
+
+    infra = p.add_argument_group("Dynamo infrastructure (injected into pods)")
+    infra.add_argument("--discovery-backend", choices=[constants.DISCOVERY_KUBERNETES,
+                                                 constants.DISCOVERY_ETCD],
+          default=constants.DISCOVERY_KUBERNETES, help="service discovery [kubernetes]")
+    infra.add_argument("--nats-address", "--natsAddr", dest="nats_address", default="",
+          help="NATS server address")
+    infra.add_argument("--etcd-address", "--etcdAddr", dest="etcd_address", default="",
+          help="etcd endpoints")
+    infra.add_argument("--model-express-url", type=_url, default="", help="model express URL")
+    infra.add_argument("--prometheus-endpoint", type=_url, default="",
+          help="Prometheus endpoint for planners")
+    infra.add_argument("--planner-cluster-role-name", default="",
+          help="ClusterRole bound to planner service accounts (cluster-wide mode)")
+    infra.add_argument("--dgdr-profiling-cluster-role-name", default="",
+          help="ClusterRole bound to the DGDR profiling job's service account")
+    infra.add_argument("--mpi-run-ssh-secret-name", default="mpi-run-ssh-secret",
+          help="Secret with the SSH keys of multinode TRT-LLM pods [mpi-run-ssh-secret]")
+    infra.add_argument("--mpi-run-ssh-secret-namespace", default="",
+          help="namespace of that Secret")
+
+    exposure = p.add_argument_group("ingress defaults")
+    exposure.add_argument("--ingress-controller-class-name", default="", help="IngressClass")
+    exposure.add_argument("--ingress-controller-tls-secret-name", default="", help="TLS Secret")
+    exposure.add_argument("--ingress-host-suffix", default="", help="host suffix [local]")
+    exposure.add_argument("--istio-virtual-service-gateway", default="",
+          help="Istio gateway; enables VirtualServices (needs networking.istio.io)")
+
+    optional = p.add_argument_group(
+        "optional APIs (auto: used when the API server serves them)")
+    for flag, group in (("--grove", "grove.io"), ("--lws", "leaderworkerset.x-k8s.io"),
+                        ("--volcano", "scheduling.volcano.sh"),
+                        ("--kai-scheduler", "scheduling.run.ai")):
+        optional.add_argument(flag, type=parse_tristate, default=AUTO, metavar="auto|true|false",
+              help=f"use {group} [auto]")
+    optional.add_argument("--grove-termination-delay", type=parse_duration, default=900.0,
+          help="Grove gang termination delay [15m]")
+
+    logs = p.add_argument_group("logging")
+    logs.add_argument("--log-level", choices=LEVELS, default="info", help="[info]")
+    logs.add_argument("--log-format", choices=FORMATS, default="json", help="[json]")
+    p.add_argument("--operator-version", default="unknown", help="version reported in logs")
+
+    compat = p.add_argument_group("accepted for compatibility with the original's arguments")
+    for name in ("--enable-webhooks", "--metrics-secure", "--enable-http2",
+                 "--virtual-service-supports-https"):
+        _bool_flag(compat, name, False, "not supported; logged when true")
+    for name in ("--namespace-scope-lease-duration", "--namespace-scope-lease-renew-interval"):
+        compat.add_argument(name, type=parse_duration, default=None, help="not supported")
+    return p
+
+
+def _lease_namespace(given: str, restricted: str) -> str:
+    if given:
+        return given
+    if os.environ.get("POD_NAMESPACE"):
+        return os.environ["POD_NAMESPACE"]
+    try:
+        return SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
+    except OSError:
+        return restricted
+
+
+def parse_options(argv: Sequence[str]) -> OperatorOptions:
+    """Options from a command line; exits with status 2 and a message naming the flag."""
+    parser = build_parser()
+    a = parser.parse_args(list(argv))
+    workers = dict(a.max_concurrent_reconciles)
+    default_workers = workers.pop("", 1)
+    lease_namespace = _lease_namespace(a.leader_election_namespace, a.restricted_namespace)
+    if a.leader_elect and not lease_namespace:
+        parser.error("argument --leader-election-namespace: required when not running in a pod"
+                     " (or set POD_NAMESPACE, or --leader-elect=false)")
+    if a.leader_elect and not (a.leader_election_lease_duration
+                               > a.leader_election_renew_deadline
+                               > a.leader_election_retry_period * 1.2 > 0):
+        parser.error("argument --leader-election-renew-deadline: need lease duration > renew "
+                     "deadline > 1.2 x retry period > 0")
+    return OperatorOptions(
+        kubeconfig=a.kubeconfig, kube_context=a.kube_context,
+        kube_api_qps=a.kube_api_qps, kube_api_burst=a.kube_api_burst,
+        restricted_namespace=a.restricted_namespace or None,
+        leader_elect=a.leader_elect, leader_election_id=a.leader_election_id,
+        leader_election_namespace=lease_namespace,
+        lease_duration=a.leader_election_lease_duration,
+        renew_deadline=a.leader_election_renew_deadline,
+        retry_period=a.leader_election_retry_period,
+        health_probe_address=a.health_probe_bind_address,
+        metrics_address=a.metrics_bind_address,
+        default_workers=default_workers, workers=workers,
+        discovery_backend=a.discovery_backend, nats_address=a.nats_address,
+        etcd_address=a.etcd_address, model_express_url=a.model_express_url,
+        prometheus_endpoint=a.prometheus_endpoint,
+        planner_cluster_role_name=a.planner_cluster_role_name,
+        dgdr_profiling_cluster_role_name=a.dgdr_profiling_cluster_role_name,
+        mpi_run_ssh_secret_name=a.mpi_run_ssh_secret_name,
+        mpi_run_ssh_secret_namespace=a.mpi_run_ssh_secret_namespace,
+        ingress_controller_class_name=a.ingress_controller_class_name,
+        ingress_controller_tls_secret_name=a.ingress_controller_tls_secret_name,
+        ingress_host_suffix=a.ingress_host_suffix,
+        istio_virtual_service_gateway=a.istio_virtual_service_gateway,
+        grove_termination_delay=a.grove_termination_delay,
+        grove=a.grove, lws=a.lws, volcano=a.volcano, kai_scheduler=a.kai_scheduler,
+        log_level=a.log_level, log_format=a.log_format, operator_version=a.operator_version,
+        unsupported=[name for name in ("enable_webhooks", "metrics_secure", "enable_http2",
+                                       "virtual_service_supports_https") if getattr(a, name)],
+    )

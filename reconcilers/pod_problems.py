@@ -1,0 +1,121 @@
+"""Why a component's pods are not running: image pulls, crash loops, scheduling.
+
+A Deployment that is "1/2 available" does not say whether the second pod waits for a GPU, cannot
+pull its image or crash-loops; users had to dig through pods to find out. The DCD reconciler
+reads its pods from a trimmed Pod informer (metadata and status, no spec: most of a pod's size)
+and names the first problem it finds in the Available condition's message.
+
+Pods are found through an index: a Deployment's pods carry `nvidia.com/selector=<dcd>`, a
+LeaderWorkerSet's pods `leaderworkerset.sigs.k8s.io/name=<dcd>-<i>`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from backends import constants
+from controller.cache import Cache
+from controller.informer import Informer
+from controller.reconcile import Request
+
+from .resources import PODS
+
+Json = dict[str, Any]
+
+#: Index of pods by the "namespace/name" of the component they belong to.
+COMPONENT_INDEX = "dynamo-component"
+LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
+
+_KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences",
+                  "deletionTimestamp", "creationTimestamp")
+_KEPT_STATUS = ("phase", "conditions", "podIP", "podIPs", "reason", "message", "hostIP",
+                "startTime")
+_KEPT_CONTAINER = ("name", "ready", "restartCount", "state", "started")
+#: Container waiting reasons that do not clear up on their own.
+_IMAGE_REASONS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName",
+                            "ErrImageNeverPull", "RegistryUnavailable"})
+_FAILING_REASONS = frozenset({"CrashLoopBackOff", "CreateContainerConfigError",
+                              "CreateContainerError", "RunContainerError"})
+_INSTANCE_SUFFIX = re.compile(r"-\d+$")
+_MAX_MESSAGE = 300
+
+
+def trim_pod(pod: Json) -> Json:
+    """The cached form of a Pod: metadata, node and status (container states), no spec."""
+    meta = pod.get("metadata") or {}
+    status = pod.get("status") or {}
+    trimmed_status: Json = {k: status[k] for k in _KEPT_STATUS if k in status}
+    for key in ("containerStatuses", "initContainerStatuses"):
+        if key in status:
+            trimmed_status[key] = [{k: c[k] for k in _KEPT_CONTAINER if k in c}
+                                   for c in status[key] or []]
+    trimmed: Json = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {k: meta[k] for k in _KEPT_METADATA if k in meta},
+        "status": trimmed_status,
+    }
+    node = (pod.get("spec") or {}).get("nodeName")
+    if node:
+        trimmed["spec"] = {"nodeName": node}
+    return trimmed
+
+
+def component_of(pod: Json) -> str | None:
+    """The name of the DCD whose workload runs this pod, if it looks like one."""
+    labels = pod.get("metadata", {}).get("labels") or {}
+    if constants.LABEL_SELECTOR in labels:
+        return str(labels[constants.LABEL_SELECTOR])
+    lws = labels.get(LWS_NAME_LABEL)
+    if lws and _INSTANCE_SUFFIX.search(lws):
+        return _INSTANCE_SUFFIX.sub("", lws)
+    return None
+
+
+def _index(pod: Json) -> list[str]:
+    name = component_of(pod)
+    return [f"{pod['metadata'].get('namespace', '')}/{name}"] if name else []
+
+
+def pods_to_components(pod: Json) -> list[Request]:
+    """Watch mapper: a pod event wakes the component it belongs to."""
+    name = component_of(pod)
+    return [Request(pod["metadata"].get("namespace", ""), name)] if name else []
+
+
+def pod_informer(cache: Cache) -> Informer:
+    """The shared Pod informer, trimmed (if we create it) and indexed by component."""
+    return cache.informer(PODS, transform=trim_pod, indexers={COMPONENT_INDEX: _index})
+
+
+async def first_problem(cache: Cache, namespace: str, component: str) -> str | None:
+    """A sentence about the first pod of the component that is stuck, or None."""
+    pods = await cache.by_index(PODS, COMPONENT_INDEX, f"{namespace}/{component}")
+    for pod in sorted(pods, key=lambda p: str(p["metadata"]["name"])):
+        if pod["metadata"].get("deletionTimestamp"):
+            continue
+        problem = _problem(pod)
+        if problem:
+            return problem[:_MAX_MESSAGE]
+    return None
+
+
+def _problem(pod: Json) -> str | None:
+    name = pod["metadata"]["name"]
+    status = pod.get("status") or {}
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for container in status.get(key) or []:
+            waiting = (container.get("state") or {}).get("waiting") or {}
+            reason = waiting.get("reason", "")
+            if reason in _IMAGE_REASONS or reason in _FAILING_REASONS:
+                detail = waiting.get("message", "")
+                text = f"pod {name} container {container.get('name')}: {reason}"
+                return f"{text}: {detail}" if detail else text
+    for condition in status.get("conditions") or []:
+        if (condition.get("type") == "PodScheduled" and condition.get("status") == "False"
+                and condition.get("reason") == "Unschedulable"):
+            detail = condition.get("message", "")
+            text = f"pod {name} is unschedulable"
+            return f"{text}: {detail}" if detail else text
+    return None

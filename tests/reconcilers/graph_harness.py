@@ -1,0 +1,147 @@
+"""Helpers of the DGD controller tests: the CRDs, an in-process operator running only the DGD
+controller, graph manifests, and DCD statuses written the way the DCD controller writes them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from backends.settings import OperatorSettings
+from controller.client import ClientConfig, KubeClient
+from controller.errors import ApiError, NotFound
+from controller.informer import WatchSettings
+from controller.manager import Manager, ManagerConfig
+from controller.resource import Resource
+from reconcilers import graph_deployment
+from reconcilers.context import OperatorContext
+from reconcilers.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
+
+Json = dict[str, Any]
+
+ROOT = Path(__file__).resolve().parents[2]
+CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                "CustomResourceDefinition", namespaced=False)
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
+EVENTS = Resource("", "v1", "events", "Event")
+AGENT = "dynamo-operator/dgd-test"
+SETUP_AGENT = "graph-test-setup"
+NS = "t"
+FAST_WATCH = WatchSettings(bookmark_interval=0.5, min_watch_timeout=30.0,
+                           backoff_initial=0.05, backoff_max=0.5)
+
+
+async def setup_client(kubeconfig: Path) -> KubeClient:
+    return await KubeClient.connect(kubeconfig, ClientConfig(qps=None, user_agent=SETUP_AGENT))
+
+
+async def install(client: KubeClient, extra_crds: list[Json] | None = None) -> None:
+    """The five Dynamo CRDs (and any extra), served, plus the test namespace."""
+    crds = [yaml.safe_load(p.read_text()) for p in sorted((ROOT / "deploy" / "crds").glob("*"))]
+    for crd in [*crds, *(extra_crds or [])]:
+        await client.create(CRDS, crd)
+    await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
+                                     "metadata": {"name": NS}})
+
+    async def served() -> bool:
+        try:
+            await client.list(GRAPH_DEPLOYMENTS, NS)
+            await client.list(COMPONENT_DEPLOYMENTS, NS)
+        except ApiError:
+            return False
+        return True
+
+    await eventually(served)
+
+
+@contextlib.asynccontextmanager
+async def operator(kubeconfig: Path, settings: OperatorSettings | None = None,
+                   **context: Any) -> AsyncIterator[OperatorContext]:
+    """A manager running only the DGD controller, for the body of the block."""
+    config = ManagerConfig(kubeconfig=kubeconfig, client=ClientConfig(qps=None, user_agent=AGENT),
+                           watch=FAST_WATCH, status_host="127.0.0.1", status_port=0,
+                           graceful_shutdown_timeout=2.0, cache_sync_timeout=10.0)
+    mgr = await Manager.create(config)
+    ctx = OperatorContext(client=mgr.client, cache=mgr.cache,
+                          settings=settings or OperatorSettings(), **context)
+    graph_deployment.register(mgr, ctx)
+    task = asyncio.create_task(mgr.run())
+    try:
+        yield ctx
+    finally:
+        mgr.stop()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(task, 10)
+
+
+async def eventually(check: Callable[[], Any], within: float = 8.0,
+                     interval: float = 0.02) -> Any:
+    """Poll until `check` (sync or async) returns something truthy; that value."""
+    start = time.monotonic()
+    last: Any = None
+    while True:
+        try:
+            result = check()
+            if isinstance(result, Awaitable):
+                result = await result
+        except (NotFound, AssertionError, KeyError, TypeError) as error:
+            result, last = None, error
+        if result:
+            return result
+        if time.monotonic() - start > within:
+            raise AssertionError(f"condition not met within {within}s (last: {last!r})")
+        await asyncio.sleep(interval)
+
+
+def graph(name: str = "g", **spec: Any) -> Json:
+    """A DGD with services Frontend (1 replica) and decode (2), unless `services` is given."""
+    services = spec.pop("services", None) or {
+        "Frontend": {"componentType": "frontend", "replicas": 1},
+        "decode": {"componentType": "worker", "replicas": 2},
+    }
+    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"services": services, **spec}}
+
+
+def now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+async def report(client: KubeClient, name: str, replicas: int, *, updated: int | None = None,
+                 ready: int | None = None, total: int | None = None,
+                 available: bool | None = None, message: str = "") -> Json:
+    """Write a DCD status as the DCD controller would, at the DCD's current generation."""
+    dcd = await client.get(COMPONENT_DEPLOYMENTS, NS, name)
+    updated = replicas if updated is None else updated
+    ready = replicas if ready is None else ready
+    total = replicas if total is None else total
+    ok = (updated >= replicas and ready >= replicas and total == updated
+          if available is None else available)
+    status = {
+        "observedGeneration": dcd["metadata"]["generation"],
+        "conditions": [{"type": "Available", "status": "True" if ok else "False",
+                        "reason": "DeploymentReady" if ok else "DeploymentNotReady",
+                        "message": message or ("Deployment is ready" if ok else "not ready"),
+                        "lastTransitionTime": now()}],
+        "service": {"componentKind": "Deployment", "componentName": name, "replicas": total,
+                    "updatedReplicas": updated, "readyReplicas": ready,
+                    "availableReplicas": ready},
+    }
+    return await client.patch(COMPONENT_DEPLOYMENTS, NS, name, {"status": status},
+                              subresource="status")
+
+
+def ready_condition(dgd: Json) -> Json:
+    return next(c for c in dgd["status"]["conditions"] if c["type"] == "Ready")
+
+
+async def events(client: KubeClient, involved: str) -> list[Json]:
+    items = (await client.list(EVENTS, NS))["items"]
+    return [e for e in items if e["involvedObject"].get("name") == involved]

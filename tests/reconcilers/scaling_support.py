@@ -1,0 +1,126 @@
+"""Helpers of the scaling adapter tests: CRDs, the controller in a manager, objects, polling."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from backends.settings import OperatorSettings
+from controller.client import ClientConfig, KubeClient
+from controller.informer import WatchSettings
+from controller.manager import Manager, ManagerConfig
+from controller.resource import Resource
+from reconcilers import scaling_adapter
+from reconcilers.context import OperatorContext
+from reconcilers.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
+
+Json = dict[str, Any]
+T = TypeVar("T")
+NS = "default"
+ROOT = Path(__file__).resolve().parents[2]
+CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                "CustomResourceDefinition", namespaced=False)
+EVENTS = Resource("", "v1", "events", "Event")
+OPERATOR_AGENT = "dynamo-operator/0.1.0"
+TEST_AGENT = "scaling-test"
+GRAPHS = "dynamographdeployments.nvidia.com"
+ADAPTERS = "dynamographdeploymentscalingadapters.nvidia.com"
+FAST_WATCH = WatchSettings(bookmark_interval=0.5, min_watch_timeout=30.0,
+                           backoff_initial=0.05, backoff_max=0.5)
+
+
+async def eventually(check: Callable[[], Awaitable[T | None] | T | None], within: float = 5.0,
+                     interval: float = 0.02) -> T:
+    """Poll until `check` returns something truthy and return it; fail after `within` s."""
+    deadline = time.monotonic() + within
+    last: Any = None
+    while True:
+        result = check()
+        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+            result = await result
+        if result:
+            return result  # type: ignore[return-value]
+        last = result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {within}s (last: {last!r})")
+        await asyncio.sleep(interval)
+
+
+async def client_for(kubeconfig: Path) -> KubeClient:
+    return await KubeClient.connect(kubeconfig, ClientConfig(qps=None, user_agent=TEST_AGENT))
+
+
+async def install_crds(kube: KubeClient, *names: str) -> None:
+    """Create our CRDs (by plural.group) and wait until the server serves them."""
+    for name in names:
+        path = ROOT / "deploy" / "crds" / f"nvidia.com_{name.split('.')[0]}.yaml"
+        await kube.create(CRDS, yaml.safe_load(path.read_text()))
+    for resource in (GRAPH_DEPLOYMENTS, SCALING_ADAPTERS):
+        await eventually(lambda r=resource: _served(kube, r))
+
+
+async def _served(kube: KubeClient, resource: Resource) -> bool:
+    listing = await kube.request("GET", f"/apis/{resource.group}/{resource.version}")
+    return any(r["name"] == resource.plural for r in listing.get("resources", ()))
+
+
+@contextlib.asynccontextmanager
+async def running_operator(kubeconfig: Path) -> AsyncIterator[Manager]:
+    """A manager running just the scaling adapter controller, stopped on exit."""
+    mgr = await Manager.create(ManagerConfig(
+        kubeconfig=kubeconfig, client=ClientConfig(qps=None), watch=FAST_WATCH,
+        status_host="127.0.0.1", status_port=0, graceful_shutdown_timeout=2.0,
+        cache_sync_timeout=10.0))
+    ctx = OperatorContext(client=mgr.client, cache=mgr.cache, settings=OperatorSettings())
+    scaling_adapter.register(mgr, ctx)
+    task = asyncio.create_task(mgr.run())
+    try:
+        yield mgr
+    finally:
+        mgr.stop()
+        await asyncio.wait_for(task, 10)
+
+
+def graph(name: str, services: dict[str, Json]) -> Json:
+    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"backendFramework": "vllm", "services": services}}
+
+
+def service(replicas: int | None = None, **extra: Any) -> Json:
+    spec: Json = {"componentType": "worker", "scalingAdapter": {"enabled": True}, **extra}
+    if replicas is not None:
+        spec["replicas"] = replicas
+    return spec
+
+
+def adapter(graph_name: str, svc: str, replicas: int) -> Json:
+    """An adapter as the graph controller creates it (name, labels, seeded replicas)."""
+    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeploymentScalingAdapter",
+            "metadata": {"name": f"{graph_name}-{svc.lower()}", "namespace": NS, "labels": {
+                "nvidia.com/dynamo-graph-deployment-name": graph_name,
+                "nvidia.com/dynamo-component": svc}},
+            "spec": {"replicas": replicas, "dgdRef": {"name": graph_name, "serviceName": svc}}}
+
+
+async def graph_replicas(kube: KubeClient, name: str, svc: str) -> int | None:
+    obj = await kube.get(GRAPH_DEPLOYMENTS, NS, name)
+    value = obj["spec"]["services"].get(svc, {}).get("replicas")
+    return value if isinstance(value, int) else None
+
+
+async def events_of(kube: KubeClient, name: str, reason: str | None = None) -> list[Json]:
+    items = (await kube.list(EVENTS, NS))["items"]
+    return [e for e in items if e["involvedObject"].get("name") == name
+            and (reason is None or e["reason"] == reason)]
+
+
+def ready_condition(obj: Json) -> Json | None:
+    return next((c for c in (obj.get("status") or {}).get("conditions") or ()
+                 if c["type"] == "Ready"), None)

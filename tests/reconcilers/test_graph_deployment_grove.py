@@ -1,0 +1,128 @@
+"""The Grove path (spec §2.4, scenario 12): one PodCliqueSet per graph, replicas through the
+cliques' scale subresource, readiness from the cliques, and the opt-out annotation switching
+the graph to DCDs. Grove's own controllers are played by the test."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from graph_harness import NS, eventually, graph, install, operator, setup_client
+
+from backends.settings import OperatorSettings
+from controller.client import KubeClient
+from controller.errors import NotFound
+from reconcilers.resources import (
+    COMPONENT_DEPLOYMENTS,
+    GRAPH_DEPLOYMENTS,
+    POD_CLIQUE_SETS,
+    POD_CLIQUES,
+    SERVICES,
+)
+
+Json = dict[str, Any]
+
+
+def grove_crd(plural: str, kind: str, scale: bool) -> Json:
+    subresources: Json = {"status": {}}
+    if scale:
+        subresources["scale"] = {"specReplicasPath": ".spec.replicas",
+                                 "statusReplicasPath": ".status.replicas"}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.grove.io"},
+        "spec": {"group": "grove.io", "scope": "Namespaced",
+                 "names": {"plural": plural, "singular": kind.lower(), "kind": kind,
+                           "listKind": f"{kind}List"},
+                 "versions": [{"name": "v1alpha1", "served": True, "storage": True,
+                               "subresources": subresources,
+                               "schema": {"openAPIV3Schema": {
+                                   "type": "object",
+                                   "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+@pytest.fixture
+async def client(kubeconfig: Path) -> AsyncIterator[KubeClient]:
+    c = await setup_client(kubeconfig)
+    await install(c, [grove_crd("podcliquesets", "PodCliqueSet", False),
+                      grove_crd("podcliques", "PodClique", True),
+                      grove_crd("podcliquescalinggroups", "PodCliqueScalingGroup", True)])
+    try:
+        yield c
+    finally:
+        await c.close()
+
+
+async def clique(client: KubeClient, service: str, replicas: int) -> None:
+    """A PodClique as Grove makes it: labelled with the graph, ready at `replicas`."""
+    name = f"g-0-{service}"
+    await client.create(POD_CLIQUES, {
+        "apiVersion": "grove.io/v1alpha1", "kind": "PodClique",
+        "metadata": {"name": name, "namespace": NS,
+                     "labels": {"nvidia.com/dynamo-graph-deployment-name": "g"}},
+        "spec": {"replicas": replicas}})
+    await ready(client, name, replicas)
+
+
+async def ready(client: KubeClient, name: str, replicas: int) -> None:
+    obj = await client.get(POD_CLIQUES, NS, name)
+    await client.patch(POD_CLIQUES, NS, name, {"status": {
+        "observedGeneration": obj["metadata"]["generation"], "replicas": replicas,
+        "updatedReplicas": replicas, "readyReplicas": replicas}}, subresource="status")
+
+
+async def graph_state(client: KubeClient, wanted: str) -> Json:
+    async def check() -> Json | None:
+        obj = await client.get(GRAPH_DEPLOYMENTS, NS, "g")
+        return obj if (obj.get("status") or {}).get("state") == wanted else None
+    result: Json = await eventually(check)
+    return result
+
+
+async def test_grove_path_and_opt_out(client: KubeClient, kubeconfig: Path) -> None:
+    async with operator(kubeconfig, OperatorSettings(grove_enabled=True)):
+        await client.create(GRAPH_DEPLOYMENTS, graph())
+        pcs = await eventually(lambda: client.get(POD_CLIQUE_SETS, NS, "g"))
+        cliques = {c["name"] for c in pcs["spec"]["template"]["cliques"]}
+        assert cliques == {"frontend", "decode"}
+        await eventually(lambda: client.get(SERVICES, NS, "g-frontend"))
+        # Kubernetes discovery: every service has one.
+        await eventually(lambda: client.get(SERVICES, NS, "g-decode"))
+        assert (await client.list(COMPONENT_DEPLOYMENTS, NS))["items"] == []
+        pending = await graph_state(client, "pending")
+        assert "PodCliqueSet" in pending["status"]["conditions"][0]["message"]
+
+        # Grove observes the set and makes the cliques; decode starts at one replica and the
+        # operator scales it to the graph's two.
+        await client.patch(POD_CLIQUE_SETS, NS, "g", {"status": {
+            "observedGeneration": pcs["metadata"]["generation"]}}, subresource="status")
+        await clique(client, "frontend", 1)
+        await clique(client, "decode", 1)
+
+        async def scaled() -> bool:
+            obj = await client.get(POD_CLIQUES, NS, "g-0-decode")
+            return bool(obj["spec"]["replicas"] == 2)
+        await eventually(scaled)
+        await ready(client, "g-0-decode", 2)
+        done = await graph_state(client, "successful")
+        assert done["status"]["services"]["decode"] == {
+            "componentKind": "PodClique", "componentName": "g-0-decode", "replicas": 2,
+            "updatedReplicas": 2, "readyReplicas": 2}
+
+        # Opting out moves the graph to DCDs and removes the Grove objects.
+        await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"metadata": {"annotations": {
+            "nvidia.com/enable-grove": "False"}}})
+        await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, "g-decode"))
+
+        async def grove_gone() -> bool:
+            for resource, name in ((POD_CLIQUE_SETS, "g"), (SERVICES, "g-frontend")):
+                try:
+                    obj = await client.get(resource, NS, name)
+                except NotFound:
+                    continue
+                if not obj["metadata"].get("deletionTimestamp"):
+                    return False
+            return True
+        await eventually(grove_gone)

@@ -1,0 +1,134 @@
+"""Graph restarts against the local API server (spec §2.10, scenarios 16 and 17), and a graph
+created with a restart id, which must not restart its fresh pods."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from graph_harness import NS, eventually, graph, install, operator, report, setup_client
+
+from controller.client import KubeClient
+from reconcilers.children import GENERATION_ANNOTATION
+from reconcilers.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
+
+RESTART_AT = "nvidia.com/restartAt"
+Json = dict[str, Any]
+
+
+@pytest.fixture
+async def client(kubeconfig: Path) -> AsyncIterator[KubeClient]:
+    c = await setup_client(kubeconfig)
+    await install(c)
+    try:
+        yield c
+    finally:
+        await c.close()
+
+
+def two_workers(**spec: Any) -> Json:
+    return graph(services={"a": {"componentType": "worker"}, "b": {"componentType": "worker"}},
+                 **spec)
+
+
+async def token(client: KubeClient, name: str) -> str | None:
+    dcd = await client.get(COMPONENT_DEPLOYMENTS, NS, name)
+    return ((dcd["spec"].get("annotations") or {}).get(RESTART_AT))
+
+
+async def restart_status(client: KubeClient, wanted: Json) -> None:
+    async def check() -> bool:
+        obj = await client.get(GRAPH_DEPLOYMENTS, NS, "g")
+        return (obj.get("status") or {}).get("restart") == wanted
+    await eventually(check)
+
+
+async def running(client: KubeClient) -> None:
+    """Both DCDs exist and report ready at their current generation."""
+    for name in ("g-a", "g-b"):
+        await eventually(lambda n=name: client.get(COMPONENT_DEPLOYMENTS, NS, n))
+        await report(client, name, 1)
+
+
+async def rolled(client: KubeClient, name: str) -> None:
+    """The DCD has its restart token and has rolled it out."""
+    await eventually(lambda: token(client, name))
+    await report(client, name, 1)
+
+
+async def test_sequential_restart(client: KubeClient, kubeconfig: Path) -> None:
+    async with operator(kubeconfig):
+        await client.create(GRAPH_DEPLOYMENTS, two_workers())
+        await running(client)
+        await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"spec": {"restart": {"id": "r1"}}})
+        await restart_status(client, {"observedID": "r1", "phase": "Restarting",
+                                      "inProgress": ["a"]})
+        assert await eventually(lambda: token(client, "g-a")) == "r1"
+        assert await token(client, "g-b") is None
+        await rolled(client, "g-a")
+        await restart_status(client, {"observedID": "r1", "phase": "Restarting",
+                                      "inProgress": ["b"]})
+        assert await eventually(lambda: token(client, "g-b")) == "r1"
+        assert await token(client, "g-a") == "r1"
+        await rolled(client, "g-b")
+        await restart_status(client, {"observedID": "r1", "phase": "Completed"})
+        # Removing the request keeps the record and the tokens: nothing restarts again.
+        await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"spec": {"restart": None}})
+        await eventually(lambda: _observed(client))
+        assert (await token(client, "g-a"), await token(client, "g-b")) == ("r1", "r1")
+        obj = await client.get(GRAPH_DEPLOYMENTS, NS, "g")
+        assert obj["status"]["restart"] == {"observedID": "r1", "phase": "Completed"}
+
+
+async def _observed(client: KubeClient) -> bool:
+    obj = await client.get(GRAPH_DEPLOYMENTS, NS, "g")
+    return bool(obj["status"].get("observedGeneration") == obj["metadata"]["generation"])
+
+
+async def test_parallel_restart_in_given_order(client: KubeClient, kubeconfig: Path) -> None:
+    async with operator(kubeconfig):
+        await client.create(GRAPH_DEPLOYMENTS, two_workers())
+        await running(client)
+        await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"spec": {"restart": {
+            "id": "p1", "strategy": {"type": "Parallel"}}}})
+        await restart_status(client, {"observedID": "p1", "phase": "Restarting",
+                                      "inProgress": ["a", "b"]})
+        assert await eventually(lambda: token(client, "g-b")) == "p1"
+        assert await token(client, "g-a") == "p1"
+        await rolled(client, "g-b")
+        await restart_status(client, {"observedID": "p1", "phase": "Restarting",
+                                      "inProgress": ["a"]})
+        await rolled(client, "g-a")
+        await restart_status(client, {"observedID": "p1", "phase": "Completed"})
+        # A sequential request in an explicit order starts with the first service listed.
+        await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"spec": {"restart": {
+            "id": "s2", "strategy": {"type": "Sequential", "order": ["b", "a"]}}}})
+        await restart_status(client, {"observedID": "s2", "phase": "Restarting",
+                                      "inProgress": ["b"]})
+        assert await eventually(lambda: _token_is(client, "g-b", "s2"))
+        assert await token(client, "g-a") == "p1"
+
+
+async def _token_is(client: KubeClient, name: str, wanted: str) -> bool:
+    return await token(client, name) == wanted
+
+
+async def test_created_with_restart_id_does_not_restart(client: KubeClient,
+                                                        kubeconfig: Path) -> None:
+    async with operator(kubeconfig):
+        await client.create(GRAPH_DEPLOYMENTS, two_workers(restart={"id": "r0"}))
+        await restart_status(client, {"observedID": "r0", "phase": "Completed"})
+        for name in ("g-a", "g-b"):
+            dcd = await eventually(lambda n=name: client.get(COMPONENT_DEPLOYMENTS, NS, n))
+            # Created with the token: generation 1, never updated for the restart.
+            assert dcd["spec"]["annotations"][RESTART_AT] == "r0"
+            assert dcd["metadata"]["annotations"][GENERATION_ANNOTATION] == "1"
+        await running(client)
+
+        async def successful() -> bool:
+            obj = await client.get(GRAPH_DEPLOYMENTS, NS, "g")
+            return bool(obj["status"]["state"] == "successful")
+        await eventually(successful)
+        assert (await client.get(COMPONENT_DEPLOYMENTS, NS, "g-a"))["metadata"]["generation"] == 1
