@@ -14,7 +14,7 @@ not simulated: such a metric is reported as invalid.
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .. import discovery
@@ -24,12 +24,15 @@ from ..selectors import LabelSelector
 from ..storage import ADDED, DELETED, Change
 from . import hpa_algorithm as algo
 from .clock import rfc3339
+from .config import HpaSettings
 from .loop import Context, ControlLoop, Key
 from .metrics import Metrics, format_milli, milli
 from .objects import set_condition
 from .writer import PODS, Retry
 
 Json = dict[str, Any]
+#: Sets one HPA condition: (type, ok, reason, message).
+SetCondition = Callable[[str, bool, str, str], None]
 HPAS = ("autoscaling", "horizontalpodautoscalers")
 ABLE, ACTIVE, LIMITED = "AbleToScale", "ScalingActive", "ScalingLimited"
 
@@ -62,7 +65,7 @@ class HorizontalPodAutoscalerController(ControlLoop):
         self._history: dict[Key, algo.History] = {}
 
     @property
-    def settings(self) -> Any:
+    def settings(self) -> HpaSettings:
         return self.ctx.config.hpa
 
     def initial_keys(self) -> Iterable[Key]:
@@ -87,7 +90,7 @@ class HorizontalPodAutoscalerController(ControlLoop):
             return None
         status = self._evaluate(key, hpa)
         self.writer.update_status(HPAS, hpa, status)
-        return float(self.settings.sync_period)
+        return self.settings.sync_period
 
     # --- one evaluation --------------------------------------------------------------------
 
@@ -177,7 +180,7 @@ class HorizontalPodAutoscalerController(ControlLoop):
         return result(current, desired, metrics, scaled=True)
 
     def _normalize(self, hpa: Json, history: algo.History, current: int, proposal: int,
-                   minimum: int, maximum: int, cond: Any) -> int:
+                   minimum: int, maximum: int, cond: SetCondition) -> int:
         behavior = (hpa.get("spec") or {}).get("behavior")
         s = self.settings
         window = s.downscale_stabilization * s.time_scale
@@ -196,7 +199,7 @@ class HorizontalPodAutoscalerController(ControlLoop):
     # --- metrics ---------------------------------------------------------------------------
 
     def _proposal(self, hpa: Json, scale: Json, current: int,
-                  cond: Any) -> tuple[int, str, list[Json]]:
+                  cond: SetCondition) -> tuple[int, str, list[Json]]:
         """The highest proposal of the HPA's metrics, their descriptions and statuses."""
         selector_text = (scale.get("status") or {}).get("selector") or ""
         if not selector_text:
@@ -240,7 +243,7 @@ class HorizontalPodAutoscalerController(ControlLoop):
     def _one(self, metric: Json, namespace: str, current: int, status_replicas: int,
              pods: list[Json]) -> tuple[int, str, Json]:
         kind = metric.get("type")
-        tolerance = float(self.settings.tolerance)
+        tolerance = self.settings.tolerance
         if kind == "Resource":
             return self._resource(metric.get("resource") or {}, current, pods, tolerance)
         if kind == "External":
