@@ -19,8 +19,8 @@ from controller.ratelimit import ItemExponentialFailureRateLimiter
 from controller.reconcile import Request, Result
 from controller.resource import CONFIG_MAPS, Resource
 
-#: How long the idle test watches for writes (the issue asks 30 s; CI uses the default).
-IDLE_SECONDS = float(os.environ.get("CONTROLLER_IDLE_SECONDS", "3"))
+# The issue asks for 30 s of silence; CONTROLLER_IDLE_SECONDS shortens it for quick local runs.
+IDLE_SECONDS = float(os.environ.get("CONTROLLER_IDLE_SECONDS", "30"))
 
 
 def child_of(owner: dict[str, object], name: str) -> dict[str, object]:
