@@ -26,7 +26,10 @@ lint: venv
 cluster: venv
 	PATH=$(abspath $(BIN)):$$PATH $(BIN)/python -m hack.localcluster --port 6443 --kubeconfig .localcluster/kubeconfig --data-dir .localcluster/data
 
-quickstart: cluster
+# The local cluster with simulated GPU nodes, the CRDs, the operator and
+# deploy/examples/vllm-agg.yaml, Ready; runs until Ctrl-C (state in .localcluster/).
+quickstart: venv
+	$(BIN)/python -m hack.quickstart
 
 clean:
 	rm -rf $(VENV) .localcluster .pytest_cache .mypy_cache .ruff_cache

@@ -10,6 +10,7 @@ lease is lost (exit 1, so the pod restarts as a candidate).
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Sequence
 
 import aiohttp
@@ -32,6 +33,12 @@ from .registry import REGISTRATIONS
 log = structlog.get_logger("reconcilers.operator")
 
 
+def user_agent() -> str:
+    """`dynamo-operator/<version> (<pod>)`: the pod name tells replicas apart in audit logs."""
+    pod = os.environ.get("POD_NAME") or os.environ.get("HOSTNAME") or "unknown"
+    return f"{ClientConfig.user_agent} ({pod})"
+
+
 def manager_config(options: OperatorOptions) -> ManagerConfig:
     """The runtime's configuration from the flags."""
     election = None
@@ -42,7 +49,8 @@ def manager_config(options: OperatorOptions) -> ManagerConfig:
             retry_period=options.retry_period)
     return ManagerConfig(
         kubeconfig=options.kubeconfig, context=options.kube_context,
-        client=ClientConfig(qps=options.kube_api_qps or None, burst=options.kube_api_burst),
+        client=ClientConfig(qps=options.kube_api_qps or None, burst=options.kube_api_burst,
+                            user_agent=user_agent()),
         namespace=options.restricted_namespace,
         status_host=options.health_probe_address.host or "0.0.0.0",
         status_port=options.health_probe_address.port,

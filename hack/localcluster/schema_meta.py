@@ -14,11 +14,17 @@ The root object is not handled here: its metadata is ordinary object metadata.
 from __future__ import annotations
 
 import datetime
-import re
 from typing import Any
 
 from hack.localcluster import schema_fielderr as fe
 from hack.localcluster.errors import Cause
+from hack.localcluster.go_format import go_json_kind
+from hack.localcluster.name_validation import (
+    dns1035_label_errors,
+    dns1123_label_errors,
+    label_value_errors,
+    qualified_name_errors,
+)
 
 Schema = dict[str, Any]
 
@@ -113,129 +119,6 @@ def coerce_embedded(obj: dict[str, Any]) -> None:
 
 # --- validation ------------------------------------------------------------------------------
 
-_DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN = _DNS1123_LABEL + "(\\." + _DNS1123_LABEL + ")*"
-_DNS1035_LABEL = "[a-z]([-a-z0-9]*[a-z0-9])?"
-_QUALIFIED_NAME = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_VALUE = "(" + _QUALIFIED_NAME + ")?"
-_QUALIFIED_NAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
-    "alphanumeric character"
-)
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    # Go's RegexError puts ", " after every example, then " or " between them.
-    ex = " or ".join(f"'{e}', " for e in examples)
-    return f"{msg} (e.g. {ex}regex used for validation is '{fmt}')"
-
-
-def _max_len(n: int) -> str:
-    return f"must be no more than {n} characters"
-
-
-def _full(fmt: str, s: str) -> bool:
-    return re.fullmatch(fmt, s, re.ASCII) is not None
-
-
-def dns1123_label(value: str) -> list[str]:
-    """IsDNS1123Label."""
-    errs = [_max_len(63)] if len(value) > 63 else []
-    if not _full(_DNS1123_LABEL, value):
-        if _full(_DNS1123_SUBDOMAIN, value):
-            errs.append("must not contain dots")
-        else:
-            errs.append(
-                _regex_error(
-                    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
-                    "or '-', and must start and end with an alphanumeric character",
-                    _DNS1123_LABEL,
-                    "my-name",
-                    "123-abc",
-                )
-            )
-    return errs
-
-
-def dns1123_subdomain(value: str) -> list[str]:
-    """IsDNS1123Subdomain."""
-    errs = [_max_len(253)] if len(value) > 253 else []
-    if not _full(_DNS1123_SUBDOMAIN, value):
-        errs.append(
-            _regex_error(
-                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-                "characters, '-' or '.', and must start and end with an alphanumeric character",
-                _DNS1123_SUBDOMAIN,
-                "example.com",
-            )
-        )
-    return errs
-
-
-def dns1035_label(value: str) -> list[str]:
-    """IsDNS1035Label."""
-    errs = [_max_len(63)] if len(value) > 63 else []
-    if not _full(_DNS1035_LABEL, value):
-        errs.append(
-            _regex_error(
-                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
-                "with an alphabetic character, and end with an alphanumeric character",
-                _DNS1035_LABEL,
-                "my-name",
-                "abc-123",
-            )
-        )
-    return errs
-
-
-def qualified_name(value: str) -> list[str]:
-    """IsQualifiedName (label keys, annotation keys)."""
-    parts = value.split("/")
-    errs: list[str] = []
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs += ["prefix part " + m for m in dns1123_subdomain(prefix)]
-    else:
-        return [
-            "a qualified name "
-            + _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part " + _max_len(63))
-    if not _full(_QUALIFIED_NAME, name):
-        errs.append(
-            "name part "
-            + _regex_error(_QUALIFIED_NAME_MSG, _QUALIFIED_NAME, "MyName", "my.name", "123-abc")
-        )
-    return errs
-
-
-def label_value(value: str) -> list[str]:
-    """IsValidLabelValue."""
-    errs = [_max_len(63)] if len(value) > 63 else []
-    if not _full(_LABEL_VALUE, value):
-        errs.append(
-            _regex_error(
-                "a valid label must be an empty string or consist of alphanumeric characters, '-', "
-                "'_' or '.', and must start and end with an alphanumeric character",
-                _LABEL_VALUE,
-                "MyValue",
-                "my_value",
-                "12345",
-            )
-        )
-    return errs
-
 
 def _path_segment(name: str, prefix: bool) -> list[str]:
     if not prefix and name in (".", ".."):
@@ -256,7 +139,8 @@ def validate_object_meta(meta: dict[str, Any], path: str) -> list[Cause]:
     errs += [fe.invalid(fe.child(path, "name"), name, m) for m in _path_segment(name, False)]
     ns = meta.get("namespace") or ""
     if ns:
-        errs += [fe.invalid(fe.child(path, "namespace"), ns, m) for m in dns1123_label(ns)]
+        ns_path = fe.child(path, "namespace")
+        errs += [fe.invalid(ns_path, ns, m) for m in dns1123_label_errors(ns)]
     gen = meta.get("generation", 0)
     if _is_int(gen) and gen < 0:
         errs.append(
@@ -265,11 +149,11 @@ def validate_object_meta(meta: dict[str, Any], path: str) -> list[Cause]:
     labels = meta.get("labels") or {}
     lpath = fe.child(path, "labels")
     for k, v in labels.items():
-        errs += [fe.invalid(lpath, k, m) for m in qualified_name(k)]
-        errs += [fe.invalid(lpath, v, m) for m in label_value(v)]
+        errs += [fe.invalid(lpath, k, m) for m in qualified_name_errors(k)]
+        errs += [fe.invalid(lpath, v, m) for m in label_value_errors(v)]
     apath = fe.child(path, "annotations")
     for k in meta.get("annotations") or {}:
-        errs += [fe.invalid(apath, k, m) for m in qualified_name(k.lower())]
+        errs += [fe.invalid(apath, k, m) for m in qualified_name_errors(k.lower())]
     return errs
 
 
@@ -279,10 +163,10 @@ def _meta_type_error(meta: Any) -> str | None:
     The wording approximates Go's JSON decoder; the real text comes from json-iterator.
     """
     if not isinstance(meta, dict):
-        return f"json: cannot unmarshal {_json_kind(meta)} into Go value of type v1.ObjectMeta"
+        return f"json: cannot unmarshal {go_json_kind(meta)} into Go value of type v1.ObjectMeta"
     for k, v in meta.items():
         if not _field_ok(k, v):
-            return f"json: cannot unmarshal {_json_kind(v)} into Go struct field ObjectMeta.{k}"
+            return f"json: cannot unmarshal {go_json_kind(v)} into Go struct field ObjectMeta.{k}"
     return None
 
 
@@ -320,16 +204,19 @@ def _field_ok(k: str, v: Any) -> bool:
     return isinstance(v, list)
 
 
-def _json_kind(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, (int, float)):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    return "object"
+def _type_meta_errors(name: str, v: Any, p: str) -> list[Cause]:
+    """apiVersion or kind: a non-empty string, a group/version or a (mixed-case) DNS-1035 label."""
+    if not isinstance(v, str):
+        return [fe.invalid(p, v, "must be a string")]
+    if not v:
+        return [fe.required(p)]
+    if name == "apiVersion":
+        if v.count("/") > 1:
+            return [fe.invalid(p, v, f"unexpected GroupVersion string: {v}")]
+    elif msgs := dns1035_label_errors(v.lower()):
+        detail = "may have mixed case, but should otherwise match: " + ",".join(msgs)
+        return [fe.invalid(p, v, detail)]
+    return []
 
 
 def validate_embedded(obj: dict[str, Any], path: str) -> list[Cause]:
@@ -340,23 +227,8 @@ def validate_embedded(obj: dict[str, Any], path: str) -> list[Cause]:
     if "kind" not in obj:
         errs.append(fe.required(fe.child(path, "kind")))
     for k, v in obj.items():
-        if k == "apiVersion":
-            p = fe.child(path, k)
-            if not isinstance(v, str):
-                errs.append(fe.invalid(p, v, "must be a string"))
-            elif not v:
-                errs.append(fe.required(p))
-            elif v.count("/") > 1:
-                errs.append(fe.invalid(p, v, f"unexpected GroupVersion string: {v}"))
-        elif k == "kind":
-            p = fe.child(path, k)
-            if not isinstance(v, str):
-                errs.append(fe.invalid(p, v, "must be a string"))
-            elif not v:
-                errs.append(fe.required(p))
-            elif msgs := dns1035_label(v.lower()):
-                detail = "may have mixed case, but should otherwise match: " + ",".join(msgs)
-                errs.append(fe.invalid(p, v, detail))
+        if k in ("apiVersion", "kind"):
+            errs += _type_meta_errors(k, v, fe.child(path, k))
         elif k == "metadata":
             p = fe.child(path, k)
             problem = _meta_type_error(v)

@@ -1,0 +1,176 @@
+"""What the end-to-end tests share: kubectl bound to a namespace, `dynamo-operator` processes.
+
+The cluster is the in-process local cluster with its simulation (4 nodes x 8 GPUs, scheduler,
+kubelets, Deployment/ReplicaSet/EndpointSlice/LWS controllers), started per test; or, when
+`E2E_KUBECONFIG` names a kubeconfig, that cluster (then each test works in a fresh namespace,
+and tests that need the local cluster's request statistics are skipped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hack.localcluster.server import LocalCluster
+from hack.localcluster.testing import Kubectl
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "deploy" / "examples"
+CRD_FILES = [*sorted((ROOT / "deploy" / "crds").glob("*.yaml")),
+             ROOT / "hack" / "crds" / "leaderworkerset.yaml"]
+OPERATOR = Path(sys.executable).parent / "dynamo-operator"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], within: float = 30.0,
+                     every: float = 0.2, what: str = "condition") -> None:
+    """Poll `check` until it is true; fail after `within` seconds."""
+    deadline = time.monotonic() + within
+    while True:
+        if await check():
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {within}s waiting for {what}")
+        await asyncio.sleep(every)
+
+
+@dataclass
+class Env:
+    """One test's cluster: kubectl bound to its namespace, and the local cluster if ours."""
+
+    kubectl: Kubectl
+    namespace: str
+    kubeconfig: Path
+    local: LocalCluster | None
+    tmp: Path
+
+    async def k(self, *args: str, stdin: str | None = None, check: bool = True) -> str:
+        """kubectl in the test's namespace; stdout (raises on failure when `check`)."""
+        result = await self.kubectl.run("-n", self.namespace, *args, stdin=stdin)
+        if check:
+            result.check()
+        return result.stdout
+
+    async def k_result(self, *args: str, stdin: str | None = None) -> tuple[int, str]:
+        result = await self.kubectl.run("-n", self.namespace, *args, stdin=stdin)
+        return result.code, result.stdout + result.stderr
+
+    async def get(self, kind: str, name: str | None = None,
+                  selector: str | None = None) -> Any:
+        args = ["get", kind, *([name] if name else []), "-o", "json"]
+        if selector:
+            args += ["-l", selector]
+        code, out = await self.k_result(*args)
+        if code != 0:
+            if "NotFound" in out:
+                return None
+            raise AssertionError(out)
+        return json.loads(out)
+
+    async def names(self, kind: str, selector: str | None = None) -> list[str]:
+        items = (await self.get(kind, selector=selector))["items"]
+        return sorted(i["metadata"]["name"] for i in items
+                      if not i["metadata"].get("deletionTimestamp"))
+
+    async def apply_example(self, name: str) -> None:
+        await self.k("apply", "-f", str(EXAMPLES / f"{name}.yaml"))
+
+    async def ready(self, dgd: str) -> dict[str, Any]:
+        """The Ready condition of a DGD ({} when absent)."""
+        obj = await self.get("dgd", dgd)
+        for c in ((obj or {}).get("status") or {}).get("conditions") or []:
+            if c.get("type") == "Ready":
+                return dict(c)
+        return {}
+
+    async def wait_ready(self, dgd: str, seconds: int = 60) -> None:
+        await self.k("wait", "--for=condition=Ready", f"dgd/{dgd}", f"--timeout={seconds}s")
+
+    async def wait_reason(self, dgd: str, *words: str, within: float = 30) -> dict[str, Any]:
+        """Wait until Ready is False and its reason+message contain every word."""
+        seen: dict[str, Any] = {}
+
+        async def check() -> bool:
+            nonlocal seen
+            seen = await self.ready(dgd)
+            text = (str(seen.get("reason")) + " " + str(seen.get("message"))).lower()
+            return seen.get("status") == "False" and all(w.lower() in text for w in words)
+
+        try:
+            await eventually(check, within, what=f"dgd/{dgd} not ready because of {words}")
+        except AssertionError as err:
+            raise AssertionError(f"{err}; last Ready condition: {seen}") from None
+        return seen
+
+    def writes(self, user_agent: str = "dynamo-operator") -> int:
+        """Write requests the local API server answered for this user agent (prefix)."""
+        assert self.local is not None
+        return self.local.stats.writes(user_agent=user_agent)
+
+
+@dataclass
+class OperatorProcess:
+    """One `dynamo-operator` process; its log is kept beside the test's files."""
+
+    kubeconfig: Path
+    namespace: str
+    log_path: Path
+    name: str = "op"
+    extra: list[str] = field(default_factory=list)
+    proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "POD_NAMESPACE")}
+        env["POD_NAME"] = self.name
+        args = [str(OPERATOR), "--kubeconfig", str(self.kubeconfig),
+                "--leader-election-namespace", self.namespace,
+                "--leader-election-lease-duration", "3s",
+                "--leader-election-renew-deadline", "2s",
+                "--leader-election-retry-period", "0.5s",
+                "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
+                "--metrics-bind-address", f"127.0.0.1:{free_port()}",
+                "--kube-api-qps", "0", "--log-format", "json", *self.extra]
+        with self.log_path.open("ab") as log:
+            self.proc = await asyncio.create_subprocess_exec(
+                *args, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.returncode is None
+
+    async def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.running:
+            assert self.proc is not None
+            self.proc.send_signal(sig)
+            try:
+                await asyncio.wait_for(self.proc.wait(), 15)
+            except TimeoutError:
+                self.proc.kill()
+                await self.proc.wait()
+
+    def tail(self, chars: int = 3000) -> str:
+        return self.log_path.read_text(errors="replace")[-chars:] if self.log_path.exists() \
+            else ""
+
+
+async def install_crds(e: Env) -> None:
+    """Apply the nvidia.com CRDs and the LeaderWorkerSet CRD; wait until they are served."""
+    args: list[str] = []
+    for path in CRD_FILES:
+        args += ["-f", str(path)]
+    await e.k("apply", "--server-side", *args)
+    await e.k("wait", "--for=condition=Established", "--timeout=30s", "crd", "--all")

@@ -1,0 +1,109 @@
+"""A graph's life through kubectl: create, scale, roll out, remove a service, delete."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from e2e_support import Env, OperatorProcess, eventually
+
+WORKER = "vllm-agg-vllmdecodeworker"
+FRONTEND = "vllm-agg-frontend"
+SEL = "nvidia.com/dynamo-graph-deployment-name=vllm-agg"
+
+
+async def pods_of(env: Env, deployment: str) -> list[Any]:
+    dep = await env.get("deploy", deployment)
+    labels = dep["spec"]["selector"]["matchLabels"]
+    sel = ",".join(f"{k}={v}" for k, v in labels.items())
+    items: list[Any] = (await env.get("pods", selector=sel))["items"]
+    return [p for p in items if not p["metadata"].get("deletionTimestamp")]
+
+
+async def test_create_ready_and_wide_columns(env: Env, operator: OperatorProcess) -> None:
+    await env.apply_example("vllm-agg")
+    await env.wait_ready("vllm-agg")
+    out = await env.k("get", "dgd", "-o", "wide")
+    header, row = out.splitlines()[:2]
+    columns = dict(zip(header.split(), row.split(), strict=False))
+    assert columns["READY"] == "True", out
+    assert columns["BACKEND"] == "vllm", out
+    assert columns["STATE"] == "successful", out
+    assert await env.names("dcd") == [FRONTEND, WORKER]
+    assert await env.names("deploy") == [FRONTEND, WORKER]
+    assert FRONTEND in await env.names("svc")
+
+
+async def test_scale_change_image_remove_service(env: Env, operator: OperatorProcess) -> None:
+    await env.apply_example("vllm-agg")
+    await env.wait_ready("vllm-agg")
+
+    # scale: replicas 1 -> 3 on the worker
+    await env.k("patch", "dgd", "vllm-agg", "--type=merge", "-p",
+                json.dumps({"spec": {"services": {"VllmDecodeWorker": {"replicas": 3}}}}))
+
+    async def three() -> bool:
+        return len(await pods_of(env, WORKER)) == 3
+    await eventually(three, what="3 worker pods")
+    await env.wait_ready("vllm-agg")
+
+    # new image: Ready turns False naming the rollout, then True once every replica updated
+    old_pods = {p["metadata"]["name"] for p in await pods_of(env, WORKER)}
+    await env.k("patch", "dgd", "vllm-agg", "--type=json", "-p", json.dumps([{
+        "op": "replace",
+        "path": "/spec/services/VllmDecodeWorker/extraPodSpec/mainContainer/image",
+        "value": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"}]))
+    cond = await env.wait_reason("vllm-agg", "rolling")
+    assert cond["status"] == "False"
+    await env.wait_ready("vllm-agg")
+    pods = await pods_of(env, WORKER)
+    assert len(pods) == 3
+    assert not old_pods & {p["metadata"]["name"] for p in pods}
+    images = {p["spec"]["containers"][0]["image"] for p in pods}
+    assert images == {"nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"}
+
+    # remove a service: its DCD, Deployment and Service go away, the rest stays
+    await env.k("patch", "dgd", "vllm-agg", "--type=json", "-p", json.dumps([{
+        "op": "remove", "path": "/spec/services/VllmDecodeWorker"}]))
+
+    async def gone() -> bool:
+        return (WORKER not in await env.names("dcd") and WORKER not in await env.names("deploy")
+                and WORKER not in await env.names("svc"))
+    await eventually(gone, what="the worker's children to be deleted")
+    assert await env.names("dcd") == [FRONTEND]
+    await env.wait_ready("vllm-agg")
+
+
+async def test_delete_graph_collects_everything(env: Env, operator: OperatorProcess) -> None:
+    await env.apply_example("vllm-agg")
+    await env.wait_ready("vllm-agg")
+    await env.k("delete", "dgd", "vllm-agg", "--wait=true", "--timeout=30s")
+
+    async def empty() -> bool:
+        for kind in ("dcd", "deploy", "svc", "pods"):
+            if await env.names(kind, selector=SEL):
+                return False
+        return not await env.names("dcd")
+    await eventually(empty, what="every child garbage collected")
+    # nothing comes back once the graph is gone
+    await asyncio.sleep(1.5)
+    assert not await env.names("dcd")
+    assert not await env.names("deploy")
+
+
+async def test_replace_makes_no_duplicates(env: Env, operator: OperatorProcess) -> None:
+    await env.apply_example("vllm-agg")
+    await env.wait_ready("vllm-agg")
+    live = await env.get("dgd", "vllm-agg")
+    for key in ("status",):
+        live.pop(key, None)
+    live["metadata"] = {"name": "vllm-agg", "resourceVersion":
+                        live["metadata"]["resourceVersion"]}  # what a replace typically sends
+    await env.k("replace", "-f", "-", stdin=json.dumps(live))
+    await env.wait_ready("vllm-agg")
+    await asyncio.sleep(1.0)
+    assert await env.names("dcd") == [FRONTEND, WORKER]
+    assert await env.names("deploy") == [FRONTEND, WORKER]
+    assert len(await pods_of(env, WORKER)) == 1
+    assert len(await env.names("rs")) == 2

@@ -1,0 +1,22 @@
+"""`python -m hack.quickstart --exit`: cluster, CRDs, operator, vllm-agg Ready, clean stop."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from e2e_support import ROOT
+
+
+async def test_quickstart_exit(tmp_path: Path) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "hack.quickstart", "--exit", "--port", "0", "--dir",
+        str(tmp_path / "qs"), cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT)
+    out, _ = await asyncio.wait_for(proc.communicate(), 90)
+    text = out.decode()
+    assert proc.returncode == 0, text
+    assert "dgd/vllm-agg Ready" in text, text
+    assert "pod/vllm-agg-vllmdecodeworker-" in text, text
+    assert "export KUBECONFIG=" in text, text

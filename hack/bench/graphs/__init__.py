@@ -1,0 +1,1 @@
+"""Graph benchmark: N three-service DynamoGraphDeployments on the simulated local cluster."""

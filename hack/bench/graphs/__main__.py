@@ -1,0 +1,281 @@
+"""Drive the graph benchmark: `python -m hack.bench.graphs [--sizes 100,300,1000]`.
+
+For each N a fresh local cluster (simulation on, short delays, nodes with room for every pod)
+runs in this process, N three-service DGDs are created, and then the `dynamo-operator`
+process is started against it. Figures per N: seconds from the operator's start until every
+DGD is Ready; writes per graph the operator made (by its user agent) until then, against the
+minimum (one create per child object plus one status write per DGD and DCD); writes per
+minute while idle after that; and the operator's peak RSS (VmHWM). The last line printed is
+one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from controller.client import ClientConfig, KubeClient
+from controller.resource import Resource
+from hack.localcluster.request_stats import WRITE_VERBS
+from hack.localcluster.server import ClusterConfig, LocalCluster
+from hack.localcluster.simulation.config import SimulationConfig
+
+from .graph import DCDS_PLURAL, DGDS, GROUP, NOT_CHILDREN, VERSION, graph, minimum_writes, nodes_for
+
+ROOT = Path(__file__).resolve().parents[3]
+CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                "CustomResourceDefinition", namespaced=False)
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
+NAMESPACE = "bench-graphs"
+OPERATOR_AGENT = "dynamo-operator"
+SETUP_AGENT = "bench-setup"
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m hack.bench.graphs")
+    parser.add_argument("--sizes", default="100,300,1000",
+                        help="comma-separated graph counts, one run each")
+    parser.add_argument("--steady", type=float, default=30.0,
+                        help="seconds over which idle writes are counted after all are Ready")
+    parser.add_argument("--settle", type=float, default=2.0,
+                        help="seconds after all are Ready still counted as convergence")
+    parser.add_argument("--workers", type=int, default=4,
+                        help="--max-concurrent-reconciles of the operator")
+    parser.add_argument("--qps", type=float, default=0.0,
+                        help="--kube-api-qps of the operator (0: no limit)")
+    parser.add_argument("--timeout", type=float, default=480.0,
+                        help="stop waiting for one size after this many seconds and report"
+                             " how many graphs were Ready by then")
+    parser.add_argument("--profile", type=Path, default=None,
+                        help="run the operator under cProfile, writing DIR/graphs-N.prof")
+    args = parser.parse_args(argv)
+    args.size_list = [int(s) for s in args.sizes.split(",") if s.strip()]
+    return args
+
+
+def peak_rss_mib(pid: int) -> float:
+    """The process's high-water resident set size (VmHWM), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds the process used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def log_tail(path: Path) -> str:
+    return path.read_text(errors="replace")[-3000:]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def operator_writes(cluster: LocalCluster) -> Counter[str]:
+    """The operator's writes so far, by "verb resource"."""
+    counts: Counter[str] = Counter()
+    for row in cluster.stats.snapshot():
+        if str(row["userAgent"]).startswith(OPERATOR_AGENT) and row["verb"] in WRITE_VERBS:
+            counts[f"{row['verb']} {row['resource']}"] += int(str(row["count"]))
+    return counts
+
+
+def created_resources(cluster: LocalCluster) -> set[str]:
+    """Resources (plural[.group]) the operator created at least one object of."""
+    return {str(row["resource"]) for row in cluster.stats.snapshot()
+            if str(row["userAgent"]).startswith(OPERATOR_AGENT) and row["verb"] == "create"
+            and row["code"] == 201 and row["resource"] not in NOT_CHILDREN}
+
+
+def live_count(cluster: LocalCluster, resource: str, owned: bool = False) -> int:
+    """Objects of the resource in the namespace (owned: only those with an owner, which
+    leaves out e.g. the namespace's default ServiceAccount)."""
+    plural, _, group = resource.partition(".")
+    for rt in cluster.registry:
+        if rt.plural == plural and rt.group == group:
+            return sum(1 for obj in cluster.ops.list_objects(rt, NAMESPACE).items
+                       if not owned or obj["metadata"].get("ownerReferences"))
+    return 0
+
+
+def ready_count(cluster: LocalCluster) -> int:
+    rt = cluster.registry.get(GROUP, VERSION, DGDS.plural)
+    assert rt is not None
+    return sum(1 for obj in cluster.ops.list_objects(rt, NAMESPACE).items
+               if (obj.get("status") or {}).get("state") == "successful")
+
+
+def writes_only(counts: Counter[str], keep: bool) -> int:
+    """Writes to children and status (keep=True) or to events and leases (keep=False)."""
+    return sum(n for key, n in counts.items()
+               if (key.split(" ", 1)[1] not in NOT_CHILDREN) == keep)
+
+
+async def seed(kubeconfig: Path, count: int) -> None:
+    client = await KubeClient.connect(kubeconfig, ClientConfig(qps=None, user_agent=SETUP_AGENT))
+    try:
+        for path in sorted((ROOT / "deploy" / "crds").glob("*.yaml")):
+            await client.create(CRDS, yaml.safe_load(path.read_text()))
+        await client.create(NAMESPACES, {"metadata": {"name": NAMESPACE}})
+        await asyncio.sleep(0.2)  # CRDs become Established
+        sem = asyncio.Semaphore(16)
+
+        async def one(i: int) -> None:
+            async with sem:
+                await client.create(DGDS, graph(f"g{i:05d}", NAMESPACE))
+
+        async with asyncio.TaskGroup() as tg:
+            for i in range(count):
+                tg.create_task(one(i))
+    finally:
+        await client.close()
+
+
+def operator_command(args: argparse.Namespace, kubeconfig: Path, size: int) -> list[str]:
+    python = [sys.executable]
+    if args.profile is not None:
+        args.profile.mkdir(parents=True, exist_ok=True)
+        python += ["-m", "cProfile", "-o", str(args.profile / f"graphs-{size}.prof")]
+    return [*python, "-m", "controller", "--kubeconfig", str(kubeconfig),
+            "--leader-election-namespace", NAMESPACE, "--log-format", "json",
+            "--log-level", "warning",
+            "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
+            "--metrics-bind-address", f"127.0.0.1:{free_port()}",
+            "--max-concurrent-reconciles", str(args.workers),
+            "--kube-api-qps", str(args.qps)]
+
+
+async def run_size(args: argparse.Namespace, size: int, workdir: Path) -> dict[str, Any]:
+    sim = SimulationConfig(nodes=nodes_for(size))
+    cluster = LocalCluster(ClusterConfig(simulation=sim, bookmark_interval=5.0))
+    await cluster.start()
+    try:
+        kubeconfig = cluster.write_kubeconfig(workdir / f"kubeconfig-{size}")
+        await seed(kubeconfig, size)
+        env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "POD_NAMESPACE")}
+        log_path = workdir / f"operator-{size}.log"
+        started = time.monotonic()
+        server_cpu_before = cpu_seconds(os.getpid())
+        with log_path.open("wb") as log:
+            proc = await asyncio.create_subprocess_exec(
+                *operator_command(args, kubeconfig, size), stdout=log,
+                stderr=asyncio.subprocess.STDOUT, env={**env, "PYTHONUNBUFFERED": "1"})
+        try:
+            return await measure(args, cluster, proc, size, started, log_path,
+                                 server_cpu_before)
+        finally:
+            if proc.returncode is None:
+                proc.terminate()
+                try:
+                    await asyncio.wait_for(proc.wait(), 30)
+                except TimeoutError:
+                    proc.kill()
+                    await proc.wait()
+    finally:
+        await cluster.stop()
+
+
+async def measure(args: argparse.Namespace, cluster: LocalCluster,
+                  proc: asyncio.subprocess.Process, size: int, started: float,
+                  log_path: Path, server_cpu_before: float) -> dict[str, Any]:
+    ready = 0
+    while ready < size:
+        if proc.returncode is not None:
+            tail = log_tail(log_path)
+            raise RuntimeError(f"the operator exited with {proc.returncode}:\n{tail}")
+        if time.monotonic() - started > args.timeout:
+            break  # a finding, not a failure: the figures say how far it got
+        await asyncio.sleep(0.5)
+        ready = ready_count(cluster)
+    seconds = time.monotonic() - started
+    operator_cpu = cpu_seconds(proc.pid)
+    server_cpu = cpu_seconds(os.getpid()) - server_cpu_before
+    await asyncio.sleep(args.settle)
+    converge = operator_writes(cluster)
+    children = Counter({r: live_count(cluster, r, owned=True) for r in created_resources(cluster)})
+    status_objects = live_count(cluster, f"{DGDS.plural}.{GROUP}") + live_count(
+        cluster, f"{DCDS_PLURAL}.{GROUP}")
+    minimum = minimum_writes(children, status_objects, size)
+    await asyncio.sleep(args.steady)
+    steady = operator_writes(cluster)
+    steady.subtract(converge)
+    steady_total = sum(steady.values())
+    rss = peak_rss_mib(proc.pid)
+    result = {
+        "graphs": size, "ready": ready,
+        "seconds_to_ready": round(seconds, 2) if ready == size else None,
+        "graphs_per_second": round(ready / seconds, 2),
+        "writes_per_graph": round(writes_only(converge, True) / size, 3),
+        "event_and_lease_writes_per_graph": round(writes_only(converge, False) / size, 3),
+        "minimum_writes_per_graph": minimum["total"], "minimum": minimum,
+        "steady_writes_per_minute": round(steady_total * 60 / args.steady, 1),
+        "steady_child_writes_per_minute": round(writes_only(steady, True) * 60 / args.steady, 1),
+        "operator_peak_rss_mib": round(rss, 1),
+        "operator_cpu_seconds_to_ready": round(operator_cpu, 1),
+        "server_cpu_seconds_to_ready": round(server_cpu, 1),
+        "server_process_peak_rss_mib": round(peak_rss_mib(os.getpid()), 1),
+        "writes_breakdown_per_graph": {k: round(v / size, 3) for k, v in sorted(converge.items())},
+        "steady_breakdown": {k: v for k, v in sorted(steady.items()) if v},
+    }
+    print(f"N={size}: {json.dumps(result)}", file=sys.stderr)
+    return result
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    rows = [("graphs", "graphs"), ("seconds until all Ready", "seconds_to_ready"),
+            ("graphs Ready (per second)", "rate"),
+            ("operator writes per graph (children + status)", "writes_per_graph"),
+            ("minimum writes per graph", "minimum_writes_per_graph"),
+            ("event + lease writes per graph", "event_and_lease_writes_per_graph"),
+            ("idle writes per minute (all / children + status)", "steady"),
+            ("operator peak RSS, MiB", "operator_peak_rss_mib"),
+            ("operator CPU seconds until all Ready", "operator_cpu_seconds_to_ready"),
+            ("server + simulation CPU seconds until then", "server_cpu_seconds_to_ready")]
+    lines = ["| figure | " + " | ".join(f"N={r['graphs']}" for r in results) + " |",
+             "|---|" + "---|" * len(results)]
+    for label, key in rows[1:]:
+        if key == "rate":
+            cells = [f"{r['ready']} ({r['graphs_per_second']})" for r in results]
+        elif key == "steady":
+            cells = [f"{r['steady_writes_per_minute']} / {r['steady_child_writes_per_minute']}"
+                     for r in results]
+        else:
+            cells = [str(r[key]) for r in results]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+async def bench(args: argparse.Namespace) -> dict[str, Any]:
+    workdir = Path(tempfile.mkdtemp(prefix="bench-graphs-"))
+    results = [await run_size(args, size, workdir) for size in args.size_list]
+    print(table(results))
+    return {"workers": args.workers, "qps": args.qps or None, "steady_seconds": args.steady,
+            "peer": None, "results": results}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    print(json.dumps(asyncio.run(bench(args))))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

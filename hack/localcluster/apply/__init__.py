@@ -1,0 +1,58 @@
+"""Server-side apply and managedFields tracking, as kube-apiserver's field manager does them.
+
+Two entry points, both pure functions over JSON objects (`field_manager`):
+
+- `server_side_apply` merges an applied configuration into the live object the way
+  structured-merge-diff does (associative lists by key, sets by value, atomic lists and maps
+  whole, structs and granular maps field by field), makes the configuration's field set exactly
+  what the applier owns, removes what it stopped applying when nobody else owns it, and raises the
+  apiserver's 409 when it would change a field another manager owns (unless forced).
+- `track_update` records, for a create/update/non-apply patch, which fields the writer changed.
+
+How lists and maps merge comes from `list_semantics` for built-in kinds (plus the few built-in
+structs marked ``+structType=atomic`` / ``+mapType=atomic`` that this server serves) and from the
+CRD schema's ``x-kubernetes-*`` extensions for custom kinds (`field_types`). Fields under
+``x-kubernetes-preserve-unknown-fields`` merge like structured-merge-diff's deduced type: maps
+granular, lists atomic. The other modules: `list_elements` (keys of list elements),
+`field_sets` and `comparison` (what a value sets, what changed), `merge` (merge and prune),
+`applied_config` (checks of the configuration), `conflicts` (the 409), `ownership` (managedFields
+upkeep around a write), `request_checks` (field manager names, the object's name vs the URL).
+
+Simplified against the real field manager (documented, not hidden):
+
+- one API version per object: entries recorded at another version are compared as if written
+  at the current one (no conversion);
+- the kubectl last-applied-configuration upgrade path (``kubectl-client-side-apply`` fields
+  handed over to a later ``kubectl`` apply) is not implemented;
+- the status subresource keeps only status ownership (the apiserver resets only ``spec``, and
+  per kind ``metadata.labels``); the scale subresource tracks only the replicas field;
+- duplicate keys in a stored list keep their first element;
+- type errors in an applied configuration other than list keys and undeclared CRD fields are left
+  to validation (the apiserver fails typed conversion first).
+"""
+
+from __future__ import annotations
+
+from .field_manager import server_side_apply, track_update
+from .field_sets import field_set
+from .field_types import MISSING
+from .ownership import ANCIENT_CHANGES, MAX_UPDATE_MANAGERS
+from .request_checks import (
+    FIELD_MANAGER_MAX_LENGTH,
+    check_name,
+    default_manager,
+    validate_field_manager,
+)
+
+__all__ = [
+    "ANCIENT_CHANGES",
+    "FIELD_MANAGER_MAX_LENGTH",
+    "MAX_UPDATE_MANAGERS",
+    "MISSING",
+    "check_name",
+    "default_manager",
+    "field_set",
+    "server_side_apply",
+    "track_update",
+    "validate_field_manager",
+]

@@ -1,0 +1,28 @@
+"""The graph benchmark as a tool: with two graphs and a short idle window it runs to the end
+and prints its figures as one JSON object on the last line (timings are not checked)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+RESULT_KEYS = {"graphs", "seconds_to_ready", "writes_per_graph", "minimum_writes_per_graph",
+               "minimum", "steady_writes_per_minute", "operator_peak_rss_mib",
+               "writes_breakdown_per_graph"}
+
+
+def test_graphs_bench_prints_json() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "hack.bench.graphs", "--sizes", "2", "--steady", "0.5",
+         "--settle", "0.2", "--timeout", "60"],
+        cwd=ROOT, capture_output=True, text=True, timeout=100, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {"workers", "qps", "steady_seconds", "peer", "results"} <= set(last)
+    [result] = last["results"]
+    assert set(result) >= RESULT_KEYS
+    assert result["graphs"] == 2
+    assert result["minimum"]["children_per_graph"]["deployments.apps"] == 3
