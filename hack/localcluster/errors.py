@@ -49,7 +49,8 @@ def duplicate(path: str, value: Any) -> Cause:
     return Cause("FieldValueDuplicate", f"Duplicate value: {_render(value)}", path)
 
 
-def _type_name(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON type name kube-openapi infers for a decoded value."""
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -73,7 +74,7 @@ def _render(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, (dict, list)):
-        return _type_name(value)
+        return json_type(value)
     return str(value)
 
 

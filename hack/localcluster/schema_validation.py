@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hack.localcluster import schema_fielderr as fe
-from hack.localcluster.errors import Cause
+from hack.localcluster.errors import Cause, json_type
 from hack.localcluster.schema_formats import (
     GoRegexError,
     check_string_format,
@@ -44,23 +44,6 @@ class _Err:
     limit: int = -1
     actual: int = -1
     values: list[Any] = field(default_factory=list)
-
-
-def json_type(v: Any) -> str:
-    """The JSON type name kube-openapi infers for a decoded value."""
-    if v is None:
-        return "null"
-    if isinstance(v, bool):
-        return "boolean"
-    if isinstance(v, int):
-        return "integer"
-    if isinstance(v, float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    return "object"
 
 
 def _go_format_of(v: Any) -> str:
