@@ -53,7 +53,7 @@ async def env(tmp_path: Path, sim_config: SimulationConfig) -> AsyncIterator[Env
 def needs_local(env: Env) -> LocalCluster:
     """The local cluster's internals (request statistics); skipped on a real cluster only."""
     if env.local is None:
-        pytest.skip("needs the local cluster's request statistics (E2E_KUBECONFIG is set)")
+        pytest.skip(reason="E2E_KUBECONFIG names a real cluster: no local request statistics")
     return env.local
 
 
