@@ -14,14 +14,14 @@ import os
 import signal
 import socket
 import sys
-import time
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl
+from hack.localcluster.testing import eventually as shared_eventually
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "deploy" / "examples"
@@ -36,17 +36,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-async def eventually(check: Callable[[], Awaitable[bool]], within: float = 30.0,
-                     every: float = 0.2, what: str = "condition") -> None:
-    """Poll `check` until it is true; fail after `within` seconds."""
-    deadline = time.monotonic() + within
-    while True:
-        if await check():
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within}s waiting for {what}")
-        await asyncio.sleep(every)
-
+eventually = partial(shared_eventually, within=30.0, interval=0.2)
 
 @dataclass
 class Env:
@@ -111,7 +101,7 @@ class Env:
             return seen.get("status") == "False" and all(w.lower() in text for w in words)
 
         try:
-            await eventually(check, within, what=f"dgd/{dgd} not ready because of {words}")
+            await eventually(check, within=within, what=f"dgd/{dgd} not ready because of {words}")
         except AssertionError as err:
             raise AssertionError(f"{err}; last Ready condition: {seen}") from None
         return seen

@@ -31,7 +31,7 @@ async def test_restart(env: Env, operator: OperatorProcess, strategy: str) -> No
             phases.append(phase)
         return phase == "Completed" and restart.get("observedID") == "r-1"
 
-    await eventually(completed, within=60, every=0.1, what="restart r-1 completed")
+    await eventually(completed, within=60, interval=0.1, what="restart r-1 completed")
     await env.wait_ready("vllm-agg")
     after = await pod_names(env)
     assert len(after) == 2

@@ -107,7 +107,7 @@ async def settled_at(env: Env, n: int, image: str | None = None) -> bool:
 async def wait_settled(env: Env, n: int, image: str | None = None) -> None:
     async def check() -> bool:
         return await settled_at(env, n, image)
-    await eventually(check, WITHIN, every=0.5, what=f"{n} replicas everywhere")
+    await eventually(check, within=WITHIN, interval=0.5, what=f"{n} replicas everywhere")
 
 
 def graph_writes(local: LocalCluster) -> int:
@@ -129,7 +129,7 @@ async def decisions(env: Env) -> int:
 async def start_graph(env: Env) -> None:
     await env.apply_example(GRAPH)
     await env.wait_ready(GRAPH, 120)
-    await eventually(lambda: settled_at(env, 1), WITHIN, every=0.5, what="the adapter")
+    await eventually(lambda: settled_at(env, 1), within=WITHIN, interval=0.5, what="the adapter")
 
 
 # --- (1) kubectl scale ------------------------------------------------------------------
@@ -169,7 +169,7 @@ async def test_hpa_scales_up_and_down_one_graph_write_per_decision(
         hpa = await env.get("hpa", ADAPTER)
         status = hpa.get("status") or {}
         return bool(status.get("currentReplicas") == 1 and status.get("desiredReplicas") == 1)
-    await eventually(hpa_settled, WITHIN, every=0.5, what="the HPA at 1 replica")
+    await eventually(hpa_settled, within=WITHIN, interval=0.5, what="the HPA at 1 replica")
     await asyncio.sleep(3.0)  # several HPA syncs: nothing moves any more
     assert await settled_at(env, 1)
     n = await decisions(env)
@@ -190,7 +190,7 @@ async def test_hand_edit_of_graph_is_adopted_once(env: Env, operator: OperatorPr
 
     async def synced() -> bool:
         return bool(await events(env, ADAPTER, "Synced"))
-    await eventually(synced, WITHIN, every=0.5, what="the Synced event")
+    await eventually(synced, within=WITHIN, interval=0.5, what="the Synced event")
     await asyncio.sleep(2.0)  # nothing more happens
     found = await events(env, ADAPTER, "Synced")
     assert len(found) == 1 and int(found[0].get("count") or 1) == 1, found
@@ -220,7 +220,7 @@ async def test_delete_graph_removes_adapters(env: Env, operator: OperatorProcess
 
     async def gone() -> bool:
         return not await env.names("dgdsa")
-    await eventually(gone, WITHIN, every=0.5, what="the adapter to be deleted")
+    await eventually(gone, within=WITHIN, interval=0.5, what="the adapter to be deleted")
 
 
 # --- (6) disabling the adapter ---------------------------------------------------------
@@ -235,7 +235,7 @@ async def test_disable_adapter_keeps_replicas(env: Env, operator: OperatorProces
 
     async def gone() -> bool:
         return not await env.names("dgdsa")
-    await eventually(gone, WITHIN, every=0.5, what="the adapter to be deleted")
+    await eventually(gone, within=WITHIN, interval=0.5, what="the adapter to be deleted")
     await asyncio.sleep(2.0)
     assert await service_replicas(env) == 3
     dep = await env.get("deploy", WORKER)
@@ -256,7 +256,7 @@ async def test_hpa_change_and_image_edit_both_land(
     async def hpa_seen() -> bool:
         hpa = await env.get("hpa", ADAPTER)
         return (hpa.get("status") or {}).get("currentReplicas") == 1
-    await eventually(hpa_seen, WITHIN, every=0.5, what="the HPA to evaluate")
+    await eventually(hpa_seen, within=WITHIN, interval=0.5, what="the HPA to evaluate")
 
     set_queue(needs_local, 30)
     await env.k("patch", "dgd", GRAPH, "--type=json", "-p", json.dumps([{

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import shutil
 import sys
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kubernetes_asyncio import client, config
 
@@ -89,3 +92,29 @@ class Kubectl:
     async def __call__(self, *args: str, stdin: str | None = None) -> str:
         """Run and return stdout, failing the test on a non-zero exit."""
         return (await self.run(*args, stdin=stdin)).check().stdout
+
+
+async def eventually(check: Callable[[], Any], within: float = 5.0, interval: float = 0.02,
+                     what: str = "condition",
+                     tolerate: tuple[type[Exception], ...] = ()) -> Any:
+    """Poll `check` (sync or async) until it returns something truthy, and return that value.
+
+    Exceptions of the `tolerate` types count as "not yet". After `within` seconds the test
+    fails with the last value (or error) seen.
+    """
+    deadline = time.monotonic() + within
+    last: Any = None
+    while True:
+        try:
+            result = check()
+            if inspect.isawaitable(result):
+                result = await result
+        except tolerate as error:
+            result, last = None, error
+        else:
+            last = result
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what} not met within {within}s (last: {last!r})")
+        await asyncio.sleep(interval)

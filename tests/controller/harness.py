@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from controller.informer import WatchSettings
 from controller.manager import Manager, ManagerConfig
 from controller.metrics import Metrics
 from controller.resource import Resource
+from hack.localcluster.testing import eventually as shared_eventually
 
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                 "CustomResourceDefinition", namespaced=False)
@@ -69,20 +69,7 @@ async def running(mgr: Manager) -> AsyncIterator[asyncio.Task[None]]:
             await asyncio.wait_for(task, 10)
 
 
-async def eventually(check: Callable[[], bool | Awaitable[bool]], within: float = 5.0,
-                     interval: float = 0.02) -> float:
-    """Poll until `check` is true; the seconds it took. Fails the test on timeout."""
-    start = time.monotonic()
-    while True:
-        result = check()
-        if not isinstance(result, bool):
-            result = await result
-        if result:
-            return time.monotonic() - start
-        if time.monotonic() - start > within:
-            raise AssertionError(f"condition not met within {within}s")
-        await asyncio.sleep(interval)
-
+eventually = shared_eventually
 
 class TcpProxy:
     """A loopback TCP relay in front of the API server, for network faults in tests.

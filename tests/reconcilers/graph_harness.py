@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from controller.errors import ApiError, NotFound
 from controller.informer import WatchSettings
 from controller.manager import Manager, ManagerConfig
 from controller.resource import Resource
+from hack.localcluster.testing import eventually as shared_eventually
 from reconcilers import graph_deployment
 from reconcilers.context import OperatorContext
 from reconcilers.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
@@ -80,24 +81,8 @@ async def operator(kubeconfig: Path, settings: OperatorSettings | None = None,
             await asyncio.wait_for(task, 10)
 
 
-async def eventually(check: Callable[[], Any], within: float = 8.0,
-                     interval: float = 0.02) -> Any:
-    """Poll until `check` (sync or async) returns something truthy; that value."""
-    start = time.monotonic()
-    last: Any = None
-    while True:
-        try:
-            result = check()
-            if isinstance(result, Awaitable):
-                result = await result
-        except (NotFound, AssertionError, KeyError, TypeError) as error:
-            result, last = None, error
-        if result:
-            return result
-        if time.monotonic() - start > within:
-            raise AssertionError(f"condition not met within {within}s (last: {last!r})")
-        await asyncio.sleep(interval)
-
+eventually = partial(shared_eventually, within=8.0,
+                     tolerate=(NotFound, AssertionError, KeyError, TypeError))
 
 def graph(name: str = "g", **spec: Any) -> Json:
     """A DGD with services Frontend (1 replica) and decode (2), unless `services` is given."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from controller.informer import WatchSettings
 from controller.manager import Manager, ManagerConfig
 from controller.metrics import Metrics
 from controller.resource import Resource
+from hack.localcluster.testing import eventually as shared_eventually
 from reconcilers.context import OperatorContext
 from reconcilers.registry import Register
 
@@ -89,15 +90,7 @@ async def running_operator(kubeconfig: Path, registrations: Iterable[Register],
             await asyncio.wait_for(task, 10)
 
 
-async def eventually(check: Callable[[], Awaitable[bool]], within: float = 10.0,
-                     interval: float = 0.02) -> None:
-    """Poll until `check` is true; fails the test on timeout."""
-    deadline = time.monotonic() + within
-    while not await check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {within}s")
-        await asyncio.sleep(interval)
-
+eventually = partial(shared_eventually, within=10.0)
 
 async def get_or_none(client: KubeClient, resource: Resource, namespace: str,
                       name: str) -> Json | None:
@@ -120,7 +113,7 @@ async def wait_for(client: KubeClient, resource: Resource, namespace: str, name:
             return True
         return False
 
-    await eventually(check, within)
+    await eventually(check, within=within)
     return found[-1]
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,6 +15,7 @@ from controller.client import ClientConfig, KubeClient
 from controller.informer import WatchSettings
 from controller.manager import Manager, ManagerConfig
 from controller.resource import Resource
+from hack.localcluster.testing import eventually as shared_eventually
 from reconcilers import scaling_adapter
 from reconcilers.context import OperatorContext
 from reconcilers.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
@@ -35,22 +35,7 @@ FAST_WATCH = WatchSettings(bookmark_interval=0.5, min_watch_timeout=30.0,
                            backoff_initial=0.05, backoff_max=0.5)
 
 
-async def eventually(check: Callable[[], Awaitable[T | None] | T | None], within: float = 5.0,
-                     interval: float = 0.02) -> T:
-    """Poll until `check` returns something truthy and return it; fail after `within` s."""
-    deadline = time.monotonic() + within
-    last: Any = None
-    while True:
-        result = check()
-        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
-            result = await result
-        if result:
-            return result  # type: ignore[return-value]
-        last = result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {within}s (last: {last!r})")
-        await asyncio.sleep(interval)
-
+eventually = shared_eventually
 
 async def client_for(kubeconfig: Path) -> KubeClient:
     return await KubeClient.connect(kubeconfig, ClientConfig(qps=None, user_agent=TEST_AGENT))

@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 import ssl
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import aiohttp
@@ -19,6 +19,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from hack.localcluster.server import LocalCluster
+from hack.localcluster.testing import eventually as shared_eventually
 
 Json = dict[str, Any]
 
@@ -154,17 +155,7 @@ def causes_by_field(status: Json) -> dict[str, Json]:
     return {c.get("field", ""): c for c in status.get("details", {}).get("causes", [])}
 
 
-async def eventually(check: Callable[[], Awaitable[bool]], within: float = 5.0,
-                     what: str = "condition") -> None:
-    """Poll `check` every 10 ms until it holds or `within` seconds pass."""
-    deadline = time.monotonic() + within
-    while True:
-        if await check():
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
-
+eventually = partial(shared_eventually, interval=0.01)
 
 async def gone(call: Callable[[], Awaitable[Any]]) -> bool:
     """Whether a typed GET answers 404."""

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import yaml
 from kubernetes_asyncio import client
+
+from hack.localcluster.testing import eventually as shared_eventually
 
 Json = dict[str, Any]
 T = TypeVar("T")
@@ -17,22 +16,7 @@ T = TypeVar("T")
 CRDS = Path(__file__).resolve().parents[3] / "hack" / "crds"
 
 
-async def eventually(check: Callable[[], Awaitable[T | None] | T | None], within: float = 5.0,
-                     interval: float = 0.02) -> T:
-    """Poll until `check` returns something truthy, and return it; fail after `within` s."""
-    deadline = time.monotonic() + within
-    last: Any = None
-    while True:
-        result = check()
-        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
-            result = await result
-        if result:
-            return result  # type: ignore[return-value]
-        last = result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {within}s (last: {last!r})")
-        await asyncio.sleep(interval)
-
+eventually = shared_eventually
 
 def pod_template(labels: dict[str, str], *, image: str = "nginx:1.27", gpus: int = 0,
                  annotations: dict[str, str] | None = None, restart: str | None = None,
