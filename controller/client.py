@@ -44,8 +44,9 @@ class ClientConfig:
     burst: int = 30
     #: Total time allowed for one non-watch request.
     timeout: float = 30.0
-    user_agent: str = "dynamo-operator/0.1.0"
-    field_manager: str = "dynamo-operator"
+    #: Neutral defaults: an application built on the runtime names itself here.
+    user_agent: str = "asyncio-controller/0.1.0"
+    field_manager: str = "asyncio-controller"
 
 
 async def load_configuration(kubeconfig: Path | None = None,

@@ -21,7 +21,7 @@ from backends.settings import OperatorSettings
 from controller.cache import Cache
 from controller.informer import Informer
 from controller.resource import Resource
-from controller.store import OWNER_UID_INDEX
+from controller.store import OWNER_UID_INDEX, index_by_label
 
 from .children import ChildWriter, Outcome
 from .pull_secret_index import pull_secrets_of
@@ -39,6 +39,7 @@ Json = dict[str, Any]
 
 #: ServiceAccounts so labelled are used by component pods that name none.
 COMPONENT_POD_SA_LABEL = "nvidia.com/dynamo-component-pod"
+COMPONENT_POD_SA_INDEX = "component-pod-service-account"
 DEFAULT_SERVICE_ACCOUNT = "default"
 
 
@@ -57,14 +58,15 @@ def owned_resources(settings: OperatorSettings) -> list[Resource]:
 def service_account_informer(cache: Cache) -> Informer:
     # Not trimmed: ServiceAccounts are small, and the graph controller applies some through
     # the ChildWriter, which needs their owner references and annotations.
-    return cache.informer(SERVICE_ACCOUNTS)
+    return cache.informer(SERVICE_ACCOUNTS,
+                          indexers={COMPONENT_POD_SA_INDEX: index_by_label(COMPONENT_POD_SA_LABEL)})
 
 
 async def component_service_account(cache: Cache, namespace: str) -> str:
     """The first ServiceAccount of the namespace labelled for component pods, else default."""
-    labelled = await cache.list(SERVICE_ACCOUNTS, namespace,
-                                labels={COMPONENT_POD_SA_LABEL: "true"})
-    names = sorted(str(sa["metadata"]["name"]) for sa in labelled)
+    labelled = await cache.by_index(SERVICE_ACCOUNTS, COMPONENT_POD_SA_INDEX, "true")
+    names = sorted(str(sa["metadata"]["name"]) for sa in labelled
+                   if sa["metadata"].get("namespace") == namespace)
     return names[0] if names else DEFAULT_SERVICE_ACCOUNT
 
 

@@ -18,6 +18,7 @@ from backends.graph_objects import discovery_rbac, persistent_volume_claims, sca
 from backends.planner_rbac import planner_role_binding, planner_service_account
 from controller.errors import AlreadyExists, NotFound
 from controller.resource import Resource
+from controller.store import OWNER_UID_INDEX
 from reconcilers.children import ChildWriter, Outcome, is_owned_by, owner_reference
 from reconcilers.context import OperatorContext
 from reconcilers.resources import (
@@ -194,12 +195,16 @@ async def prune(ctx: OperatorContext, writer: ChildWriter, live: Json, resource:
     graph (same uid) are candidates: anything else is not ours to remove.
     """
     namespace = live["metadata"]["namespace"]
-    children = await ctx.cache.list(resource, namespace,
-                                    labels={constants.LABEL_GRAPH_NAME: graph_name(live)})
+    # The owner index, not a label scan: a namespace may hold thousands of graphs.
+    owned = await ctx.cache.by_index(resource, OWNER_UID_INDEX, live["metadata"]["uid"])
+    graph_label = graph_name(live)
     deleted = []
-    for child in _sorted(children):
+    for child in _sorted(owned):
         name = child["metadata"]["name"]
-        if name in keep or not is_owned_by(child, live):
+        labels = child["metadata"].get("labels") or {}
+        if (name in keep or child["metadata"].get("namespace") != namespace
+                or labels.get(constants.LABEL_GRAPH_NAME) != graph_label
+                or not is_owned_by(child, live)):
             continue
         applied = await writer.delete(live, resource, namespace, name)
         if applied.outcome is Outcome.DELETED:

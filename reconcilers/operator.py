@@ -33,10 +33,21 @@ from .registry import REGISTRATIONS
 log = structlog.get_logger("reconcilers.operator")
 
 
+#: The operator's field manager, and the first word of its user agent.
+OPERATOR_NAME = "dynamo-operator"
+OPERATOR_VERSION = "0.1.0"
+
+
 def user_agent() -> str:
     """`dynamo-operator/<version> (<pod>)`: the pod name tells replicas apart in audit logs."""
     pod = os.environ.get("POD_NAME") or os.environ.get("HOSTNAME") or "unknown"
-    return f"{ClientConfig.user_agent} ({pod})"
+    return f"{OPERATOR_NAME}/{OPERATOR_VERSION} ({pod})"
+
+
+def client_config(qps: float | None = None, burst: int = ClientConfig.burst) -> ClientConfig:
+    """The operator's client: its own user agent and field manager on the runtime's client."""
+    return ClientConfig(qps=qps, burst=burst, user_agent=user_agent(),
+                        field_manager=OPERATOR_NAME)
 
 
 def manager_config(options: OperatorOptions) -> ManagerConfig:
@@ -49,8 +60,7 @@ def manager_config(options: OperatorOptions) -> ManagerConfig:
             retry_period=options.retry_period)
     return ManagerConfig(
         kubeconfig=options.kubeconfig, context=options.kube_context,
-        client=ClientConfig(qps=options.kube_api_qps or None, burst=options.kube_api_burst,
-                            user_agent=user_agent()),
+        client=client_config(qps=options.kube_api_qps or None, burst=options.kube_api_burst),
         namespace=options.restricted_namespace,
         status_host=options.health_probe_address.host or "0.0.0.0",
         status_port=options.health_probe_address.port,

@@ -22,7 +22,8 @@ WIDGETS = Resource("test.example.com", "v1", "widgets", "Widget")
 FAST_WATCH = WatchSettings(bookmark_interval=0.5, min_watch_timeout=30.0,
                            backoff_initial=0.05, backoff_max=0.5)
 SETUP_AGENT = "test-setup"
-OPERATOR_AGENT = "dynamo-operator/0.1.0"
+#: What the runtime calls itself when the application does not say.
+OPERATOR_AGENT = ClientConfig().user_agent
 
 
 def widget_crd() -> dict[str, Any]:

@@ -21,6 +21,7 @@ from controller.metrics import Metrics
 from controller.resource import Resource
 from hack.localcluster.testing import eventually as shared_eventually
 from reconcilers.context import OperatorContext
+from reconcilers.operator import client_config
 from reconcilers.registry import Register
 
 Json = dict[str, Any]
@@ -73,7 +74,7 @@ class Operator:
 async def running_operator(kubeconfig: Path, registrations: Iterable[Register],
                            settings: OperatorSettings = PLAIN_SETTINGS) -> AsyncIterator[Operator]:
     """The given controllers on a real Manager, without leader election, for the block."""
-    config = ManagerConfig(kubeconfig=kubeconfig, client=ClientConfig(qps=None),
+    config = ManagerConfig(kubeconfig=kubeconfig, client=client_config(),
                            watch=FAST_WATCH, status_host="127.0.0.1", status_port=0,
                            graceful_shutdown_timeout=2.0, cache_sync_timeout=10.0)
     manager = await Manager.create(config)

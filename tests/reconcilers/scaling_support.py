@@ -18,6 +18,7 @@ from controller.resource import Resource
 from hack.localcluster.testing import eventually as shared_eventually
 from reconcilers import scaling_adapter
 from reconcilers.context import OperatorContext
+from reconcilers.operator import client_config
 from reconcilers.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
 
 Json = dict[str, Any]
@@ -59,7 +60,7 @@ async def _served(kube: KubeClient, resource: Resource) -> bool:
 async def running_operator(kubeconfig: Path) -> AsyncIterator[Manager]:
     """A manager running just the scaling adapter controller, stopped on exit."""
     mgr = await Manager.create(ManagerConfig(
-        kubeconfig=kubeconfig, client=ClientConfig(qps=None), watch=FAST_WATCH,
+        kubeconfig=kubeconfig, client=client_config(), watch=FAST_WATCH,
         status_host="127.0.0.1", status_port=0, graceful_shutdown_timeout=2.0,
         cache_sync_timeout=10.0))
     ctx = OperatorContext(client=mgr.client, cache=mgr.cache, settings=OperatorSettings())
