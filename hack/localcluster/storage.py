@@ -3,7 +3,9 @@
 Objects are plain JSON dicts, stored in their storage version and never mutated once stored
 (every write stores a new dict), so readers may hand them out after a shallow look. Every
 committed change gets the next resourceVersion and goes to a bounded history that watches
-replay from; a watch asking for a version older than the history gets 410 Gone.
+replay from; a watch asking for a version older than the history gets 410 Gone. Indexes
+(`storage_indexes`: keys in order per namespace, labels, a pod's spec.nodeName) are updated
+with every commit, so lists read one namespace and selectors narrow by an equality first.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+
+from .selectors import LabelSelector
+from .storage_indexes import KeyOrder, TermIndex, field_terms, label_terms
 
 Json = dict[str, Any]
 #: (group, plural): the storage identity of a resource, shared by its versions.
@@ -71,6 +76,9 @@ class Storage:
     def __init__(self, history_limit: int = 20_000, data_dir: Path | None = None) -> None:
         self.rv = 0
         self._objects: dict[ResourceKey, dict[ObjectKey, Json]] = {}
+        self._order: dict[ResourceKey, KeyOrder] = {}
+        self._labels = TermIndex(label_terms)
+        self._fields = TermIndex(field_terms)
         self._by_uid: dict[str, tuple[ResourceKey, ObjectKey]] = {}
         #: owner uid -> dependents, for the garbage collector.
         self._dependents: dict[str, set[tuple[ResourceKey, ObjectKey]]] = {}
@@ -90,9 +98,29 @@ class Storage:
 
     def list_objects(self, resource: ResourceKey, namespace: str | None = None) -> list[Json]:
         """Objects of a resource, in (namespace, name) order like etcd's key order."""
+        order = self._order.get(resource)
+        if order is None:
+            return []
+        objs = self._objects[resource]
+        return [objs[k] for k in order.keys(namespace)]
+
+    def list_selected(self, resource: ResourceKey, namespace: str | None,
+                      selector: LabelSelector) -> list[Json]:
+        """The objects `selector` matches, in `list_objects` order, found through the label
+        index when the selector has an equality requirement."""
+        if selector.nothing:
+            return []
+        keys = self._labels.candidates(resource, namespace, selector)
         objs = self._objects.get(resource, {})
-        keys = sorted(k for k in objs if namespace is None or k[0] == namespace)
-        return [objs[k] for k in keys]
+        candidates = self.list_objects(resource, namespace) if keys is None else [
+            objs[k] for k in keys]
+        return [o for o in candidates if selector.matches(o["metadata"].get("labels"))]
+
+    def list_by_field(self, resource: ResourceKey, namespace: str | None, path: str,
+                      value: str) -> list[Json]:
+        """Objects whose indexed field `path` (see `INDEXED_FIELDS`) is `value`, in order."""
+        objs = self._objects.get(resource, {})
+        return [objs[k] for k in sorted(self._fields.keys(resource, namespace, (path, value)))]
 
     def count(self, resource: ResourceKey) -> int:
         return len(self._objects.get(resource, {}))
@@ -152,6 +180,12 @@ class Storage:
 
     def _index(self, resource: ResourceKey, key: ObjectKey, old: Json | None,
                new: Json | None) -> None:
+        if old is None and new is not None:
+            self._order.setdefault(resource, KeyOrder()).add(key)
+        elif old is not None and new is None:
+            self._order[resource].remove(key)
+        self._labels.update(resource, key, old, new)
+        self._fields.update(resource, key, old, new)
         if old is not None:
             self._by_uid.pop(old["metadata"].get("uid", ""), None)
             for ref in old["metadata"].get("ownerReferences") or ():

@@ -54,6 +54,12 @@ class LabelSelector:
         return cls._of(lambda: _requirements_of(selector))
 
     @classmethod
+    def from_validated_set(cls, labels: Mapping[str, str]) -> LabelSelector:
+        """labels.SelectorFromValidatedSet: `key=value` for each entry, without validation
+        (for maps the API server already validated, such as a Service's selector)."""
+        return cls(tuple(LabelRequirement(k, EQUALS, (v,)) for k, v in sorted(labels.items())))
+
+    @classmethod
     def _of(cls, requirements: Callable[[], list[LabelRequirement]]) -> LabelSelector:
         """The selector of what `requirements()` returns, sorted by key; 400 when it raises."""
         try:

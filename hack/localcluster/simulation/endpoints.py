@@ -14,10 +14,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..selectors import LabelSelector
-from ..storage import Change
+from ..storage import DELETED, Change
 from .clock import rfc3339
-from .loop import ControlLoop, Key
+from .loop import Context, ControlLoop, Key
 from .objects import owner_reference, pod_phase, pod_ready, terminating
+from .selector_index import SelectorIndex
 from .writer import ENDPOINT_SLICES, ENDPOINTS, NODES, PODS, SERVICES
 
 Json = dict[str, Any]
@@ -68,12 +69,29 @@ class EndpointsController(ControlLoop):
 
     component = "endpointslice-controller"
 
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        #: Services by selector, kept current from the changes `keys_for` sees.
+        self._services = SelectorIndex()
+        for svc in self.writer.list_objects(SERVICES):
+            self._index_service(svc)
+
+    def _index_service(self, svc: Json) -> None:
+        meta = svc["metadata"]
+        self._services.put((meta["namespace"], meta["name"]),
+                           (svc.get("spec") or {}).get("selector"))
+
     def initial_keys(self) -> Iterable[Key]:
         return [(o["metadata"]["namespace"], o["metadata"]["name"])
                 for o in self.writer.list_objects(SERVICES)]
 
     def keys_for(self, change: Change) -> Iterable[Key]:
         meta = change.obj["metadata"]
+        if change.resource == SERVICES:
+            if change.type == DELETED:
+                self._services.remove((meta["namespace"], meta["name"]))
+            else:
+                self._index_service(change.obj)
         if change.resource in (SERVICES, ENDPOINTS):
             return [(meta["namespace"], meta["name"])]
         if change.resource == ENDPOINT_SLICES:
@@ -82,23 +100,20 @@ class EndpointsController(ControlLoop):
                 return [(meta["namespace"], labels[SERVICE_NAME])]
             return ()
         if change.resource == PODS:
-            label_sets = [meta.get("labels") or {}]
+            namespace = meta["namespace"]
+            names = self._services.selecting(namespace, meta.get("labels") or {})
             if change.old is not None:
-                label_sets.append(change.old["metadata"].get("labels") or {})
-            keys = []
-            for svc in self.writer.list_objects(SERVICES, meta["namespace"]):
-                selector = (svc.get("spec") or {}).get("selector")
-                if selector and any(all(ls.get(k) == v for k, v in selector.items())
-                                    for ls in label_sets):
-                    keys.append((meta["namespace"], svc["metadata"]["name"]))
-            return keys
+                names |= self._services.selecting(
+                    namespace, change.old["metadata"].get("labels") or {})
+            return [(namespace, name) for name in sorted(names)]
         return ()
 
     def reconcile(self, key: Key) -> float | None:
         namespace, name = key
         service = self.writer.get(SERVICES, namespace, name)
-        slices = self.writer.list_objects(ENDPOINT_SLICES, namespace, LabelSelector.parse(
-            f"{SERVICE_NAME}={name},{SLICE_MANAGED_BY}={SLICE_CONTROLLER}"))
+        ours = LabelSelector.from_validated_set({SERVICE_NAME: name,
+                                                 SLICE_MANAGED_BY: SLICE_CONTROLLER})
+        slices = self.writer.list_objects(ENDPOINT_SLICES, namespace, ours)
         legacy = self.writer.get(ENDPOINTS, namespace, name)
         spec = (service or {}).get("spec") or {}
         if service is None or not spec.get("selector") or spec.get("type") == "ExternalName":
@@ -118,14 +133,10 @@ class EndpointsController(ControlLoop):
         spec = service["spec"]
         selector = spec["selector"]
         namespace = service["metadata"]["namespace"]
-        zones = {n["metadata"]["name"]: (n["metadata"].get("labels") or {}).get(
-            "topology.kubernetes.io/zone") for n in self.writer.list_objects(NODES)}
         groups: dict[Ports, list[Json]] = {}
         publish = bool(spec.get("publishNotReadyAddresses"))
-        for pod in self.writer.list_objects(PODS, namespace):
-            labels = pod["metadata"].get("labels") or {}
-            if not all(labels.get(k) == v for k, v in selector.items()):
-                continue
+        for pod in self.writer.list_objects(PODS, namespace,
+                                            LabelSelector.from_validated_set(selector)):
             ip = (pod.get("status") or {}).get("podIP")
             if not ip or pod_phase(pod) in ("Succeeded", "Failed"):
                 continue
@@ -143,13 +154,19 @@ class EndpointsController(ControlLoop):
             node = pspec.get("nodeName")
             if node:
                 endpoint["nodeName"] = node
-                if zones.get(node):
-                    endpoint["zone"] = zones[node]
+                zone = self._zone(node)
+                if zone:
+                    endpoint["zone"] = zone
             endpoint["targetRef"] = {"kind": "Pod", "namespace": namespace,
                                      "name": pod["metadata"]["name"],
                                      "uid": pod["metadata"]["uid"]}
             groups.setdefault(ports, []).append(endpoint)
         return groups
+
+    def _zone(self, node_name: str) -> Any:
+        node = self.writer.get(NODES, "", node_name)
+        labels = (node["metadata"].get("labels") or {}) if node is not None else {}
+        return labels.get("topology.kubernetes.io/zone")
 
     def _labels(self, service: Json, extra: dict[str, str]) -> dict[str, str]:
         labels = dict(service["metadata"].get("labels") or {})

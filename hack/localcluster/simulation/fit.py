@@ -7,6 +7,7 @@ selectors and required node affinity, taints and tolerations, cordoned nodes.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable
 from fractions import Fraction
@@ -19,8 +20,19 @@ Resources = dict[str, Fraction]
 
 
 def _quantity(value: Any) -> Fraction:
+    if isinstance(value, str):
+        return _parsed(value)
     try:
         return parse_quantity(value)
+    except QuantityError:
+        return Fraction(0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> Fraction:
+    # The scheduler weighs every node for every pod; the same few strings recur endlessly.
+    try:
+        return parse_quantity(text)
     except QuantityError:
         return Fraction(0)
 

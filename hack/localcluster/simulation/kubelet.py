@@ -59,10 +59,10 @@ class Kubelet(ControlLoop):
         return ()
 
     def pods_on(self, node: str | None = None) -> list[Key]:
+        """Keys of the pods bound to `node` (None: to any node)."""
+        pods = self.writer.list_objects(PODS) if node is None else self.writer.pods_on(node)
         return [(p["metadata"]["namespace"], p["metadata"]["name"])
-                for p in self.writer.list_objects(PODS)
-                if (p.get("spec") or {}).get("nodeName") and (
-                    node is None or p["spec"]["nodeName"] == node)]
+                for p in pods if (p.get("spec") or {}).get("nodeName")]
 
     # --- reconcile -----------------------------------------------------------------------
 

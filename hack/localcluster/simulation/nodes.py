@@ -99,9 +99,7 @@ class NodeController(ControlLoop):
         now = self.ctx.clock.now()
         since = self._down_since.setdefault(name, now)
         evict = now - since >= self.delays.pod_eviction
-        for pod in self.writer.list_objects(PODS):
-            if (pod.get("spec") or {}).get("nodeName") != name:
-                continue
+        for pod in self.writer.pods_on(name):
             status = copy.deepcopy(pod.get("status") or {})
             conditions = status.get("conditions") or []
             if any(c.get("type") == "Ready" and c.get("status") != "False" for c in conditions):

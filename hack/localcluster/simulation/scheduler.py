@@ -3,6 +3,8 @@
 A pod that fits nowhere stays Pending with PodScheduled=False (reason Unschedulable) and the
 scheduler's message, plus a FailedScheduling event; it is tried again whenever a node changes
 or a bound pod goes away, as the real scheduler requeues unschedulable pods on cluster events.
+Like the real scheduler's cache, it keeps per-node usage and the pending pods up to date from
+the pod changes it sees, rather than listing every pod per decision.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from typing import Any
 
 from ..storage import DELETED, Change
 from .clock import rfc3339
-from .fit import misfit_reasons, score, scoring_requests, unschedulable_message, usage
-from .loop import ControlLoop, Key
+from .fit import misfit_reasons, score, unschedulable_message
+from .loop import Context, ControlLoop, Key
+from .node_usage import NodeUsage
 from .objects import condition, pod_active, set_condition, terminating
 from .writer import NODES, PODS
 
@@ -37,12 +40,26 @@ class Scheduler(ControlLoop):
     manager = "kube-scheduler"
     component = SCHEDULER_NAME
 
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self._usage = NodeUsage()
+        self._waiting: set[Key] = set()
+        for pod in self.writer.list_objects(PODS):
+            self._observe(pod, gone=False)
+
+    def _observe(self, pod: Json, *, gone: bool) -> None:
+        key = (pod["metadata"]["namespace"], pod["metadata"]["name"])
+        self._usage.observe(key, None if gone else pod)
+        if not gone and _wants_scheduling(pod):
+            self._waiting.add(key)
+        else:
+            self._waiting.discard(key)
+
     def initial_keys(self) -> Iterable[Key]:
         return self._pending()
 
     def _pending(self) -> list[Key]:
-        return [(p["metadata"]["namespace"], p["metadata"]["name"])
-                for p in self.writer.list_objects(PODS) if _wants_scheduling(p)]
+        return sorted(self._waiting)
 
     def keys_for(self, change: Change) -> Iterable[Key]:
         if change.resource == NODES:
@@ -50,6 +67,7 @@ class Scheduler(ControlLoop):
         if change.resource != PODS:
             return ()
         pod = change.obj
+        self._observe(pod, gone=change.type == DELETED)
         if change.type != DELETED and _wants_scheduling(pod):
             return [(pod["metadata"]["namespace"], pod["metadata"]["name"])]
         # A bound pod going away (or finishing) frees room: try the waiting pods again.
@@ -70,25 +88,16 @@ class Scheduler(ControlLoop):
                                 "Scheduling is blocked due to non-empty scheduling gates")
             return None
         nodes = self.writer.list_objects(NODES)
-        by_node: dict[str, list[Json]] = {}
-        for other in self.writer.list_objects(PODS):
-            node_name = (other.get("spec") or {}).get("nodeName")
-            if node_name and pod_active(other):
-                by_node.setdefault(node_name, []).append(other)
         best: tuple[Fraction, str] | None = None
         reasons: list[list[str]] = []
         for node in nodes:
             node_name = node["metadata"]["name"]
-            there = by_node.get(node_name, [])
-            used, count = usage(there)
+            used, count = self._usage.used(node_name)
             why = misfit_reasons(pod, node, used, count)
             if why:
                 reasons.append(why)
                 continue
-            scored_use: dict[str, Fraction] = {}
-            for other in there:
-                for k, v in scoring_requests(other).items():
-                    scored_use[k] = scored_use.get(k, Fraction(0)) + v
+            scored_use = self._usage.scored(node_name)
             # Highest score wins; among equals, the first name in order.
             candidate = (score(pod, node, scored_use), node_name)
             if best is None or candidate[0] > best[0]:

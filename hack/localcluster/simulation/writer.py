@@ -60,10 +60,14 @@ class Writer:
 
     def list_objects(self, resource: ResourceKey, namespace: str | None = None,
              selector: LabelSelector | None = None) -> list[Json]:
-        objs = self.ops.storage.list_objects(resource, namespace)
+        """Objects in (namespace, name) order; with a selector, only those it matches."""
         if selector is None:
-            return objs
-        return [o for o in objs if selector.matches(o["metadata"].get("labels"))]
+            return self.ops.storage.list_objects(resource, namespace)
+        return self.ops.storage.list_selected(resource, namespace, selector)
+
+    def pods_on(self, node: str) -> list[Json]:
+        """Pods bound to `node` (any phase), in (namespace, name) order."""
+        return self.ops.storage.list_by_field(PODS, None, "spec.nodeName", node)
 
     def owned(self, resource: ResourceKey, owner: Json) -> list[Json]:
         """Objects of `resource` whose controller reference is `owner`."""
