@@ -13,13 +13,18 @@ separate element type:
 In FieldsV1 a path that is both a member of the set and the parent of further members carries a
 ``".": {}`` entry; a member without children is an empty object. Elements are ordered as
 structured-merge-diff orders them: fields by name, then keys, then values, then indexes.
+
+Every write encodes and decodes the field sets of all its managedFields entries, and most of them
+are the same from one write to the next, so both directions are cached: equal sets share one
+encoding (which therefore must never be changed, like the stored objects that hold it), and an
+encoding this module made is decoded once.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from typing import Any
 
 from .go_format import go_json_html_escape
@@ -31,8 +36,10 @@ __all__ = [
     "Path",
     "PathTrie",
     "canonical_pe",
+    "decoded_fields",
     "fields_to_set",
     "go_json",
+    "is_shared_encoding",
     "iteration_order",
     "path_string",
     "pe_field",
@@ -68,11 +75,28 @@ def pe_field(name: str) -> str:
 
 def pe_key(fields: Iterable[tuple[str, Any]]) -> str:
     """The path element of an associative-list element identified by its key fields."""
-    return "k:" + go_json(dict(sorted(fields, key=lambda kv: kv[0])))
+    pairs = tuple((k, v) for k, v in sorted(fields, key=lambda kv: kv[0]))
+    if all(type(v) is str or type(v) is int for _, v in pairs):
+        return _pe_key_of_simple(pairs)
+    return "k:" + go_json(dict(pairs))
+
+
+# Cached for strings and ints only: such values are equal only when their JSON is, which is not
+# true of floats and booleans (1 == 1.0 == True).
+@functools.lru_cache(maxsize=16384)
+def _pe_key_of_simple(pairs: tuple[tuple[str, Any], ...]) -> str:
+    return "k:" + go_json(dict(pairs))
 
 
 def pe_value(value: Any) -> str:
     """The path element of a set element."""
+    if type(value) is str or type(value) is int:
+        return _pe_value_of_simple(value)
+    return "v:" + go_json(value)
+
+
+@functools.lru_cache(maxsize=16384)
+def _pe_value_of_simple(value: str | int) -> str:
     return "v:" + go_json(value)
 
 
@@ -211,9 +235,42 @@ def _emit(node: PathTrie) -> Json:
 
 
 def set_to_fields(paths: Iterable[Path]) -> Json:
-    """Encode a field set as a FieldsV1 object."""
-    root = PathTrie.of(p for p in paths if p)
-    return {pe: _emit(root.children[pe]) for pe in sorted(root.children, key=pe_order)}
+    """Encode a field set as a FieldsV1 object.
+
+    Equal sets get the same (shared) object: the caller must not change it.
+    """
+    if isinstance(paths, frozenset) and () not in paths:
+        return _encode(paths)  # a frozenset keeps its hash: the common case costs nothing
+    return _encode(frozenset(p for p in paths if p))
+
+
+#: How many encodings are kept.
+_CACHE_SIZE = 8192
+#: Encodings by set, least recently used first.
+_encoded: dict[frozenset[Path], Json] = {}
+#: The kept encodings by identity -> (the encoding, the set it encodes, its decoded set once
+#: known). Holding the encoding keeps its id from being reused.
+_decoded: dict[int, tuple[Json, frozenset[Path], frozenset[Path] | None]] = {}
+
+
+def _encode(paths: frozenset[Path]) -> Json:
+    out = _encoded.pop(paths, None)
+    if out is None:
+        root = PathTrie.of(paths)
+        out = {pe: _emit(root.children[pe]) for pe in sorted(root.children, key=pe_order)}
+        _decoded[id(out)] = (out, paths, None)
+        while len(_encoded) >= _CACHE_SIZE:
+            evicted = _encoded.pop(next(iter(_encoded)))
+            _decoded.pop(id(evicted), None)
+    _encoded[paths] = out
+    return out
+
+
+def is_shared_encoding(obj: Any) -> bool:
+    """Whether `obj` is an encoding `set_to_fields` made (and still keeps): a plain tree of
+    dicts that decodes without a parse."""
+    known = _decoded.get(id(obj))
+    return known is not None and known[0] is obj
 
 
 def _read(obj: Any, prefix: Path, out: set[Path]) -> bool:
@@ -238,6 +295,25 @@ def _read(obj: Any, prefix: Path, out: set[Path]) -> bool:
 
 def fields_to_set(fields: Any) -> set[Path]:
     """Decode a FieldsV1 object into a field set; raises ValueError when it is malformed."""
+    return set(decoded_fields(fields))
+
+
+def decoded_fields(fields: Any) -> Set[Path]:
+    """`fields_to_set`, shared: an encoding `set_to_fields` made is decoded once."""
+    known = _decoded.get(id(fields))
+    if known is None or known[0] is not fields:
+        return _decode(fields)
+    decoded = known[2]
+    if decoded is None:
+        decoded = frozenset(_decode(fields))
+        # The very set that was encoded, when it reads back the same: its hash is known.
+        if decoded == known[1]:
+            decoded = known[1]
+        _decoded[id(fields)] = (fields, known[1], decoded)
+    return decoded
+
+
+def _decode(fields: Any) -> set[Path]:
     out: set[Path] = set()
     try:
         _read(fields, (), out)

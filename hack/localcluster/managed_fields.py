@@ -8,13 +8,14 @@ from there.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Set
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .fields_v1 import Path, fields_to_set, go_json, set_to_fields
+from .fields_v1 import Path, decoded_fields, fields_to_set, go_json, set_to_fields
 
 Json = dict[str, Any]
 
@@ -73,9 +74,12 @@ def go_json_ordered(obj: Json) -> str:
 
 @dataclass
 class Entry:
-    """The fields one manager owns, at the API version it last wrote them in."""
+    """The fields one manager owns, at the API version it last wrote them in.
 
-    fields: set[Path]
+    `fields` may be shared with other entries and caches: replace it, never change it.
+    """
+
+    fields: Set[Path]
     api_version: str
     time: str | None = None
 
@@ -105,7 +109,7 @@ def decode_managed_fields(raw: Any) -> Managed:
         if fields_type != "FieldsV1":
             raise ValueError(f'invalid fieldsType "{fields_type}" in managed fields entry {i}')
         fields_v1 = entry.get("fieldsV1")
-        paths = fields_to_set({} if fields_v1 is None else fields_v1)
+        paths = decoded_fields({} if fields_v1 is None else fields_v1)
         mid = ManagerId(
             manager=str(entry.get("manager") or ""),
             operation=operation,
@@ -117,6 +121,7 @@ def decode_managed_fields(raw: Any) -> Managed:
     return managed
 
 
+@functools.lru_cache(maxsize=4096)
 def unix_seconds(time: str | None) -> int:
     """Seconds since the epoch of an RFC 3339 timestamp; 0 when absent or unreadable."""
     if not time:
@@ -158,7 +163,7 @@ def encode_managed_fields(managed: Managed) -> list[Json] | None:
     return out
 
 
-def union(sets: Iterable[set[Path]]) -> set[Path]:
+def union(sets: Iterable[Set[Path]]) -> set[Path]:
     """All paths of several sets."""
     out: set[Path] = set()
     for s in sets:

@@ -29,6 +29,9 @@ _DNS1035_MSG = (
     " 'abc-123', regex used for validation is '" + _DNS1035_LABEL + "')"
 )
 
+_FULL = {pattern: re.compile(pattern).fullmatch for pattern in (
+    _DNS1123_LABEL, _DNS1123_SUBDOMAIN, _DNS1035_LABEL, _QUALIFIED_NAME, _LABEL_VALUE)}
+
 #: Kinds whose names are DNS-1123 labels or DNS-1035 labels rather than subdomains.
 _LABEL_NAMED = {"Namespace"}
 _DNS1035_NAMED = {"Service"}
@@ -55,7 +58,7 @@ def name_errors(kind: str, name: str, path: str = "metadata.name") -> list[Cause
     errors = []
     if len(name) > limit:
         errors.append(invalid(path, name, f"must be no more than {limit} characters"))
-    if not re.fullmatch(pattern, name):
+    if not _FULL[pattern](name):
         errors.append(invalid(path, name, msg))
     return errors
 
@@ -66,13 +69,13 @@ def qualified_name_errors(path: str, key: str) -> list[Cause]:
     errors: list[Cause] = []
     if "/" in key and not prefix:
         errors.append(invalid(path, key, "prefix part must be non-empty"))
-    elif prefix and (len(prefix) > 253 or not re.fullmatch(_DNS1123_SUBDOMAIN, prefix)):
+    elif prefix and (len(prefix) > 253 or not _FULL[_DNS1123_SUBDOMAIN](prefix)):
         errors.append(invalid(path, key, "prefix part " + _SUBDOMAIN_MSG))
     if not name:
         errors.append(invalid(path, key, "name part must be non-empty"))
     elif len(name) > 63:
         errors.append(invalid(path, key, "name part must be no more than 63 characters"))
-    elif not re.fullmatch(_QUALIFIED_NAME, name):
+    elif not _FULL[_QUALIFIED_NAME](name):
         errors.append(invalid(
             path, key,
             "name part must consist of alphanumeric characters, '-', '_' or '.', and must"
@@ -108,7 +111,7 @@ def metadata_errors(kind: str, meta: Any, namespaced: bool) -> list[Cause]:
         elif len(value) > 63:
             errors.append(invalid("metadata.labels", value,
                                   "must be no more than 63 characters"))
-        elif not re.fullmatch(_LABEL_VALUE, value):
+        elif not _FULL[_LABEL_VALUE](value):
             errors.append(invalid(
                 "metadata.labels", value,
                 "a valid label must be an empty string or consist of alphanumeric characters,"

@@ -9,7 +9,6 @@ as `ApiError`s. It knows nothing of HTTP.
 from __future__ import annotations
 
 import base64
-import copy
 import json
 import random
 import uuid
@@ -28,6 +27,7 @@ from .errors import (
     invalid_object,
     not_found,
 )
+from .json_copy import copy_json
 from .metadata_rules import metadata_errors
 from .registry import Registry, ResourceType
 from .selectors import FieldSelector, LabelSelector
@@ -293,7 +293,7 @@ class Operations:
 
     def create(self, rt: ResourceType, namespace: str, body: Any,
                opts: WriteOptions) -> WriteResult:
-        obj = self._check_body(rt, copy.deepcopy(body), namespace)
+        obj = self._check_body(rt, copy_json(body), namespace)
         meta = obj["metadata"]
         requested_name = str(meta.get("name") or "")
         if not meta.get("name") and meta.get("generateName"):
@@ -319,7 +319,7 @@ class Operations:
             raise already_exists(rt.group, rt.plural, name)
         builtin_rules.apply_defaults(rt, obj, self.cluster_ips)
         obj = ssa.track_update(None, obj, manager=opts.manager or ssa.default_manager(
-            opts.user_agent), rt=rt, operation="Update", now=now_rfc3339()) \
+            opts.user_agent), rt=rt, operation="Update", now=now_rfc3339(), copy_new=False) \
             if "managedFields" not in body.get("metadata", {}) else obj
         return WriteResult(self._commit(rt, obj, opts), created=True, warnings=warnings)
 
@@ -337,7 +337,7 @@ class Operations:
 
     def update(self, rt: ResourceType, namespace: str, name: str, body: Any,
                opts: WriteOptions, subresource: str = "") -> WriteResult:
-        obj = self._check_body(rt, copy.deepcopy(body), namespace)
+        obj = self._check_body(rt, _request_copy(body, subresource, rt.custom), namespace)
         meta = obj["metadata"]
         if meta.get("name") and meta["name"] != name:
             raise bad_request("the name of the object (" + str(meta["name"]) + ") does not"
@@ -354,28 +354,27 @@ class Operations:
                                 track=lambda o, n: ssa.track_update(
                                     o, n, manager=opts.manager or ssa.default_manager(
                                         opts.user_agent), rt=rt, operation="Update",
-                                    subresource=subresource, now=now_rfc3339()))
+                                    subresource=subresource, now=now_rfc3339(),
+                                    copy_new=False))
 
     def _write_over(self, rt: ResourceType, old: Json, obj: Json, opts: WriteOptions,
                     subresource: str, track: Any) -> WriteResult:
-        """The common tail of update, patch and apply on an existing object."""
+        """The common tail of update, patch and apply on an existing object.
+
+        `obj` is the write's own to change and keep: all of it, or on the status subresource
+        its top level, metadata and status. `track` may hand back an object sharing `obj`'s
+        values.
+        """
         old_served = self._served(rt, old)
         meta = obj["metadata"]
+        shared: Json = {}
         if subresource == "status":
-            status = obj.get("status")
-            managed = meta.get("managedFields")
-            obj = copy.deepcopy(old_served)
-            if status is None:
-                obj.pop("status", None)
-            else:
-                obj["status"] = status
-            if managed is not None:
-                obj["metadata"]["managedFields"] = managed
+            obj, shared = _status_over(old_served, obj)
             meta = obj["metadata"]
         else:
             if rt.has_status:
                 if "status" in old_served:
-                    obj["status"] = copy.deepcopy(old_served["status"])
+                    obj["status"] = copy_json(old_served["status"])
                 else:
                     obj.pop("status", None)
             for key in _SERVER_OWNED_META:
@@ -393,6 +392,11 @@ class Operations:
         builtin_rules.prepare_for_update(rt, obj, old_served)
         self._validate(rt, obj, old_served, extra)
         builtin_rules.apply_defaults(rt, obj, self.cluster_ips)
+        # What the strategy left as it was goes back to sharing the stored object's value. Only
+        # setdefault()s and assignments of strings happen above, so == means the same JSON.
+        for key, value in shared.items():
+            if key in obj and obj[key] == value:
+                obj[key] = value
         self._bump_generation(rt, obj, old_served)
         obj = track(old_served, obj)
         if _same_ignoring_managed_times(obj, old_served):
@@ -417,7 +421,8 @@ class Operations:
             return self._apply(rt, namespace, name, old, body, opts, subresource)
         if old is None:
             raise not_found(rt.group, rt.plural, name)
-        current = copy.deepcopy(self._served(rt, old))
+        # Each patch works on a copy of its own and returns it: the stored object stays as is.
+        current = self._served(rt, old)
         if patch_type == "merge":
             patched = patch.json_merge_patch(current, body)
         elif patch_type == "json":
@@ -438,17 +443,18 @@ class Operations:
                                 track=lambda o, n: ssa.track_update(
                                     o, n, manager=opts.manager or ssa.default_manager(
                                         opts.user_agent), rt=rt, operation="Update",
-                                    subresource=subresource, now=now_rfc3339()))
+                                    subresource=subresource, now=now_rfc3339(),
+                                    copy_new=False))
 
     def _apply(self, rt: ResourceType, namespace: str, name: str, old: Json | None,
                body: Any, opts: WriteOptions, subresource: str) -> WriteResult:
         ssa.validate_field_manager(opts.manager, apply=True)
         if not isinstance(body, dict):
             raise bad_request("the body of the apply request was not a JSON or YAML object")
-        body = copy.deepcopy(body)
+        body = copy_json(body)
         ssa.check_name(body, name, namespace if rt.namespaced else "")
         meta = body["metadata"]
-        self._check_body(rt, copy.deepcopy(body), namespace)
+        self._check_body(rt, _shallow_copy(body), namespace)
         if rt.namespaced:
             meta["namespace"] = namespace
         now = now_rfc3339()
@@ -461,7 +467,7 @@ class Operations:
             result = self._create_applied(rt, namespace, created, opts)
             return result
         old_served = self._served(rt, old)
-        merged = ssa.server_side_apply(copy.deepcopy(old_served), body, manager=opts.manager,
+        merged = ssa.server_side_apply(old_served, body, manager=opts.manager,
                                        force=opts.force, rt=rt, subresource=subresource, now=now)
         obj = self._check_body(rt, merged, namespace)
         return self._write_over(rt, old, obj, opts, subresource, track=lambda o, n: n)
@@ -508,7 +514,7 @@ class Operations:
             raise invalid_object("meta.k8s.io", "DeleteOptions", "", [Cause(
                 "FieldValueNotSupported", f'Unsupported value: "{policy}": supported values:'
                 ' "Foreground", "Background", "Orphan"', "propagationPolicy")])
-        obj = copy.deepcopy(old)
+        obj = copy_json(old)
         meta = obj["metadata"]
         finalizers = list(meta.get("finalizers") or [])
         if rt.kind == "CustomResourceDefinition" and CRD_CLEANUP not in finalizers:
@@ -562,7 +568,7 @@ class Operations:
         old = self.storage.get(rt.stored_as, "", name)
         if old is None:
             raise not_found("", "namespaces", name)
-        obj = copy.deepcopy(old)
+        obj = copy_json(old)
         obj.setdefault("spec", {})["finalizers"] = list(
             (body.get("spec") or {}).get("finalizers") or [])
         if not obj["spec"]["finalizers"]:
@@ -610,7 +616,7 @@ class Operations:
             raise invalid_object("autoscaling", "Scale", name, [Cause(
                 "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or"
                 " equal to 0", "spec.replicas")])
-        current = copy.deepcopy(self.get(rt, namespace, name))
+        current = copy_json(self.get(rt, namespace, name))
         rv = (scale.get("metadata") or {}).get("resourceVersion")
         if rv and rv != current["metadata"]["resourceVersion"]:
             raise conflict(rt.group, rt.plural, name, "the object has been modified; please"
@@ -719,6 +725,55 @@ def _to_scale(rt: ResourceType, obj: Json) -> Json:
     return {"kind": "Scale", "apiVersion": "autoscaling/v1", "metadata": scale_meta,
             "spec": {"replicas": spec_replicas} if spec_replicas is not None else {},
             "status": status}
+
+
+def _request_copy(body: Any, subresource: str, custom: bool) -> Any:
+    """The part of a request body an update may change and keep, copied: on the status
+    subresource the top level, metadata and status; otherwise everything, except for a
+    built-in kind the managedFields, which are only read (the write replaces them). (A custom
+    kind's schema may reach into metadata when it prunes and defaults.)"""
+    if not isinstance(body, dict):
+        return body
+    if subresource == "status":
+        out = _shallow_copy(body)
+        if "status" in out:
+            out["status"] = copy_json(out["status"])
+        return out
+    meta = body.get("metadata")
+    if custom or not isinstance(meta, dict) or "managedFields" not in meta:
+        return copy_json(body)
+    out = copy_json({**body, "metadata": {**meta, "managedFields": None}})
+    out["metadata"]["managedFields"] = meta["managedFields"]
+    return out
+
+
+def _shallow_copy(body: Json) -> Json:
+    """A body's top level and metadata, copied: all that `_check_body` changes."""
+    out = dict(body)
+    meta = body.get("metadata")
+    if isinstance(meta, dict):
+        out["metadata"] = dict(meta)
+    return out
+
+
+def _status_over(old: Json, request: Json) -> tuple[Json, Json]:
+    """What a status write starts from: the stored object with the request's status (and
+    managedFields, until tracking replaces them), and the values it shares with `old`.
+
+    The strategy may change the spec and such, so the object gets copies of them; the second
+    dict maps each of those keys to `old`'s own value, for sharing it again when unchanged.
+    """
+    status = request.get("status")
+    managed = request["metadata"].get("managedFields")
+    shared = {k: v for k, v in old.items() if k not in ("metadata", "status")}
+    obj = {**old, **copy_json(shared), "metadata": dict(old["metadata"])}
+    if status is None:
+        obj.pop("status", None)
+    else:
+        obj["status"] = status
+    if managed is not None:
+        obj["metadata"]["managedFields"] = managed
+    return obj, shared
 
 
 def _same_ignoring_managed_times(a: Json, b: Json) -> bool:

@@ -11,7 +11,7 @@ from ..fields_v1 import Path, pe_field
 from .field_types import MISSING, FieldType
 from .list_elements import elements
 
-__all__ = ["Diff", "compare", "is_list_side", "is_map_side", "values_equal"]
+__all__ = ["Diff", "compare", "compare_fields", "is_list_side", "is_map_side", "values_equal"]
 
 
 def values_equal(a: Any, b: Any) -> bool:
@@ -28,6 +28,26 @@ def values_equal(a: Any, b: Any) -> bool:
     if isinstance(b, (dict, list)):
         return False
     return bool(a == b)
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """For a == b: whether they are also the same JSON, type for type (Python has
+    True == 1 == 1.0, and a NaN equal to itself inside containers). False may be wrong, True
+    is not."""
+    if type(a) is dict:
+        pairs: Any = ((v, b[k]) for k, v in a.items())
+    else:
+        pairs = zip(a, b, strict=True)
+    for v, w in pairs:
+        kind = type(v)
+        if kind is not type(w):
+            return False
+        if kind is dict or kind is list:
+            if not _same_json(v, w):
+                return False
+        elif kind is float and v != v:
+            return False
+    return True
 
 
 @dataclass
@@ -57,6 +77,14 @@ def is_list_side(v: Any) -> bool:
 
 def compare(lhs: Any, rhs: Any, t: FieldType, path: Path, diff: Diff) -> None:
     if lhs is MISSING and rhs is MISSING:
+        return
+    # Equal values differ nowhere below: a quick way out for unchanged subtrees.
+    if (
+        type(lhs) is type(rhs)
+        and isinstance(lhs, (dict, list))
+        and lhs == rhs
+        and _same_json(lhs, rhs)
+    ):
         return
     # Go objects make no difference between an absent field and a null one; neither do we.
     if (lhs is MISSING and rhs is None) or (lhs is None and rhs is MISSING):
@@ -106,3 +134,19 @@ def compare(lhs: Any, rhs: Any, t: FieldType, path: Path, diff: Diff) -> None:
         diff.removed.add(path)
     elif not values_equal(lhs, rhs):
         diff.modified.add(path)
+
+
+def compare_fields(lhs: Any, rhs: Any, t: FieldType, include: Callable[[str], bool],
+                   diff: Diff) -> None:
+    """`compare(lhs, rhs, t, (), diff)` for paths below the top-level fields `include` accepts.
+
+    The paths below other fields may or may not be in `diff`: the caller drops them.
+    """
+    if not (isinstance(lhs, dict) and isinstance(rhs, dict) and (lhs or rhs)) or t.atomic_map():
+        compare(lhs, rhs, t, (), diff)
+        return
+    # As compare's granular map branch, skipping the fields nobody asked about.
+    for name in {**lhs, **rhs}:
+        if include(name):
+            compare(lhs.get(name, MISSING), rhs.get(name, MISSING), t.child(name),
+                    (pe_field(name),), diff)

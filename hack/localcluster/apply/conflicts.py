@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Set
+
 from ..errors import ApiError
 from ..fields_v1 import Path, iteration_order, path_string
 from ..managed_fields import ManagerId
@@ -9,7 +11,7 @@ from ..managed_fields import ManagerId
 __all__ = ["conflict_error"]
 
 
-def conflict_error(conflicts: dict[ManagerId, set[Path]]) -> ApiError:
+def conflict_error(conflicts: Mapping[ManagerId, Set[Path]]) -> ApiError:
     listed: list[tuple[ManagerId, Path]] = []
     for mid in sorted(conflicts, key=ManagerId.identifier):
         listed.extend((mid, p) for p in sorted(conflicts[mid], key=iteration_order))

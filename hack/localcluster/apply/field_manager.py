@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ..errors import ApiError
 from ..errors import not_found as _not_found
+from ..json_copy import copy_json
 from ..managed_fields import APPLY, UPDATE, Entry, ManagerId, decode_managed_fields, union
 from ..registry import ResourceType
 from .applied_config import check_applied, check_typed, metadata_of
-from .comparison import Diff, compare, values_equal
+from .comparison import Diff, compare, compare_fields, values_equal
 from .conflicts import conflict_error
 from .field_sets import field_set
 from .field_types import root_type
@@ -21,6 +21,7 @@ from .ownership import (
     drop_empty,
     empty_object,
     keep_fn,
+    kept_roots,
     managed_for_update,
     reset,
     store_managed_fields,
@@ -68,8 +69,10 @@ def server_side_apply(
         managed = decode_managed_fields(metadata_of(live).get("managedFields") if live else None)
     except ValueError as e:
         raise ApiError(500, "", f"failed to decode managed fields: {e}") from e
-    live_obj = without_managed_fields(live) if live is not None else {}
-    config = copy.deepcopy(applied)
+    # Merging builds new containers and never changes its inputs, and the result is copied at
+    # the end, so neither the live object nor the configuration needs a copy of its own.
+    live_obj = without_managed_fields(live, deep=False) if live is not None else {}
+    config = applied
     keep = keep_fn(rt, subresource)
     me = ManagerId(manager or "unknown", APPLY, "", subresource)
 
@@ -104,7 +107,7 @@ def server_side_apply(
     result = drop_applied_nulls(merged, live_obj, root)
     if (live is None or not values_equal(result, live_obj)) and me in managed:
         managed[me].time = now
-    return store_managed_fields(copy.deepcopy(result), managed)
+    return store_managed_fields(copy_json(result), managed)
 
 
 def track_update(
@@ -116,6 +119,7 @@ def track_update(
     operation: str = UPDATE,
     subresource: str = "",
     now: str,
+    copy_new: bool = True,
 ) -> Json:
     """Return `new` with managedFields updated for a create (old None), update or patch.
 
@@ -128,11 +132,14 @@ def track_update(
     ``[]`` or ``[{}]`` clears them first; invalid or absent ones keep the stored ones. On a
     subresource the request's managedFields are ignored. More than ten Update entries are
     merged oldest first into "ancient-changes".
+
+    The result is a copy of `new`; with `copy_new` False it is `new` handed over: only its top
+    level and metadata are new dicts, the rest is `new`'s own values.
     """
     root = root_type(rt)
     managed = managed_for_update(old, new, subresource)
-    new_obj = without_managed_fields(new)
-    old_obj = without_managed_fields(old) if old is not None else empty_object(rt)
+    new_obj = without_managed_fields(new, deep=copy_new)
+    old_obj = without_managed_fields(old, deep=False) if old is not None else empty_object(rt)
     keep = keep_fn(rt, subresource)
     me = ManagerId(
         manager or "unknown",
@@ -142,10 +149,12 @@ def track_update(
     )
 
     diff = Diff()
-    compare(old_obj, new_obj, root, (), diff)
+    compare_fields(old_obj, new_obj, root, kept_roots(rt, subresource), diff)
     kept = diff.only(keep)
+    taken = kept.changed() | kept.removed
     for entry in managed.values():
-        entry.fields = entry.fields - kept.changed() - kept.removed
+        if not entry.fields.isdisjoint(taken):
+            entry.fields = entry.fields - taken
     drop_empty(managed)
     current = {p for p in diff.changed() if keep(p)} - STRIPPED
     if current:

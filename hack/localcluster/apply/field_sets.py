@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Set
 from typing import Any
 
 from ..fields_v1 import Path, pe_field
@@ -49,7 +50,7 @@ def field_set(value: Any, rt: ResourceType) -> set[Path]:
     return out
 
 
-def with_named_fields(paths: set[Path], root: FieldType) -> set[Path]:
+def with_named_fields(paths: Set[Path], root: FieldType) -> set[Path]:
     """paths plus every struct field that has a member below it (EnsureNamedFieldsAreMembers)."""
     out = set(paths)
     for path in paths:

@@ -9,9 +9,10 @@ granular, lists atomic.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from ..list_semantics import list_semantics
+from ..list_semantics import ListSemantics, list_semantics
 from ..registry import ResourceType
 
 Json = dict[str, Any]
@@ -111,36 +112,60 @@ _ATOMIC_SUFFIXES = (
 )
 
 
+_MAX_CHILDREN = 256
+
+
 class _Builtin(FieldType):
-    """A position in a built-in kind, by dotted path ("[]" per list traversed)."""
+    """A position in a built-in kind, by dotted path ("[]" per list traversed).
+
+    Get one with `_builtin`: positions are shared, and each works its answers out once.
+    """
 
     def __init__(self, kind: str, path: str) -> None:
         self.kind = kind
         self.path = path
+        self._children: dict[str, FieldType] = {}
 
     def child(self, name: str) -> FieldType:
-        return _Builtin(self.kind, _join(self.path, name))
+        child = self._children.get(name)
+        if child is None:
+            child = _builtin(self.kind, _join(self.path, name))
+            if len(self._children) < _MAX_CHILDREN:  # map keys are unbounded
+                self._children[name] = child
+        return child
 
     def named(self, name: str) -> bool:
         # Without the Go structs every field counts as a struct field; this only differs for
         # maps of objects, which the served built-in kinds do not have.
         return True
 
-    def atomic_map(self) -> bool:
+    @functools.cached_property
+    def _atomic_map(self) -> bool:
         if self.path == "spec.selector" and self.kind in _ATOMIC_SPEC_SELECTOR:
             return True
         return any(_ends(self.path, s) for s in _ATOMIC_SUFFIXES)
 
-    def list_type(self) -> str:
-        sem = list_semantics(self.kind, self.path)
+    def atomic_map(self) -> bool:
+        return self._atomic_map
+
+    @functools.cached_property
+    def _semantics(self) -> ListSemantics | None:
+        return list_semantics(self.kind, self.path)
+
+    @functools.cached_property
+    def _list_type(self) -> str:
+        sem = self._semantics
         if sem is None:
             return "atomic"
         if sem.ssa_map_keys:
             return "map"
         return "set" if sem.ssa_set else "atomic"
 
+    def list_type(self) -> str:
+        return self._list_type
+
     def list_keys(self) -> tuple[str, ...]:
-        sem = list_semantics(self.kind, self.path)
+        sem = self._semantics
         return sem.ssa_map_keys if sem is not None else ()
 
     def key_default(self, key: str) -> Any:
@@ -150,15 +175,24 @@ class _Builtin(FieldType):
         return MISSING
 
     def item(self) -> FieldType:
-        return _Builtin(self.kind, self.path + "[]")
+        return self._item
+
+    @functools.cached_property
+    def _item(self) -> FieldType:
+        return _builtin(self.kind, self.path + "[]")
 
     def nullable(self) -> bool:
         return False
 
     def expects(self) -> str | None:
-        if list_semantics(self.kind, self.path) is not None:
+        if self._semantics is not None:
             return "array"
         return "object" if self.atomic_map() else None
+
+
+@functools.lru_cache(maxsize=16384)
+def _builtin(kind: str, path: str) -> _Builtin:
+    return _Builtin(kind, path)
 
 
 _TYPE_META = ("apiVersion", "kind", "metadata")
@@ -179,7 +213,7 @@ class _Schema(FieldType):
 
     def child(self, name: str) -> FieldType:
         if self.resource and name == "metadata":
-            return _Builtin(self.kind, "metadata")
+            return _builtin(self.kind, "metadata")
         props = self._properties()
         if isinstance(props.get(name), dict):
             return _Schema(props[name], self.kind)
@@ -243,4 +277,4 @@ def root_type(rt: ResourceType) -> FieldType:
     if rt.custom:
         schema = rt.schema or {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
         return _Schema(schema, rt.kind, root=True)
-    return _Builtin(rt.kind, "")
+    return _builtin(rt.kind, "")

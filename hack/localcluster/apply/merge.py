@@ -7,6 +7,7 @@ applied last time, no longer applies, and nobody else owns.
 
 from __future__ import annotations
 
+from collections.abc import Set
 from typing import Any
 
 from ..fields_v1 import Path, PathTrie, pe_field
@@ -126,7 +127,7 @@ def _remove(value: Any, node: PathTrie, t: FieldType) -> Any:
     return value
 
 
-def prune(merged: Any, owned: set[Path], last: set[Path], root: FieldType) -> Any:
+def prune(merged: Any, owned: Set[Path], last: Set[Path], root: FieldType) -> Any:
     """Remove what the applier applied last time, no longer applies, and nobody else owns."""
     if not last:
         return merged

@@ -4,11 +4,11 @@ entries dropped, old Update entries merged into "ancient-changes", request-suppl
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
-from ..fields_v1 import Path, pe_field
+from ..fields_v1 import Path, is_shared_encoding, pe_field
+from ..json_copy import copy_json
 from ..managed_fields import (
     APPLY,
     UPDATE,
@@ -32,6 +32,7 @@ __all__ = [
     "drop_empty",
     "empty_object",
     "keep_fn",
+    "kept_roots",
     "managed_for_update",
     "reset",
     "store_managed_fields",
@@ -77,6 +78,20 @@ def keep_fn(rt: ResourceType, subresource: str) -> Callable[[Path], bool]:
     if rt.has_status:
         return lambda p: not (p and p[0] == "f:status")
     return lambda p: True
+
+
+def kept_roots(rt: ResourceType, subresource: str) -> Callable[[str], bool]:
+    """The top-level fields that hold every path `keep_fn` accepts: comparing the others is
+    wasted work."""
+    if subresource == "status":
+        return lambda name: name == "status"
+    if subresource == "scale":
+        dotted = rt.scale.spec_replicas_path if rt.scale else ".spec.replicas"
+        first = dotted.strip(".").split(".")[0]
+        return lambda name: name == first
+    if rt.has_status:
+        return lambda name: name != "status"
+    return lambda name: True
 
 
 def reset(live: Json, merged: Json, rt: ResourceType, subresource: str) -> Json:
@@ -158,12 +173,15 @@ def empty_object(rt: ResourceType) -> Json:
     return obj
 
 
-def without_managed_fields(obj: Json) -> Json:
-    out = copy.deepcopy(obj)
-    meta = out.get("metadata")
-    if isinstance(meta, dict):
-        meta.pop("managedFields", None)
-    return out
+def without_managed_fields(obj: Json, *, deep: bool = True) -> Json:
+    """`obj` without metadata.managedFields: a deep copy, or (not `deep`) a new top level and
+    metadata over `obj`'s values."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        out = dict(obj)
+    else:
+        out = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
+    return copy_json(out) if deep else out
 
 
 def store_managed_fields(obj: Json, managed: Managed) -> Json:
@@ -239,5 +257,25 @@ def managed_for_update(old: Json | None, new: Json, subresource: str) -> Managed
     new_raw = meta.get("managedFields")
     if "managedFields" in meta and _is_reset(new_raw):
         return {}
+    if new_raw is not live_raw and _sent_back(new_raw, live_raw):
+        new_raw = live_raw  # the same entries, whose field sets are decoded already
     managed = _decode_or_empty(new_raw)
     return managed if managed else _decode_or_empty(live_raw)
+
+
+def _sent_back(raw: Any, live_raw: Any) -> bool:
+    """Whether a request's managedFields are the stored ones unchanged, as clients that send
+    back the object they read have them.
+
+    The stored entries must be strings plus an encoding of ours (a tree of dicts): a request
+    entry equal to such an entry is then the same JSON, not merely == (as 1 == True).
+    """
+    if not (isinstance(raw, list) and isinstance(live_raw, list) and len(raw) == len(live_raw)):
+        return False
+    for entry in live_raw:
+        if type(entry) is not dict:
+            return False
+        for key, value in entry.items():
+            if not (is_shared_encoding(value) if key == "fieldsV1" else type(value) is str):
+                return False
+    return raw == live_raw

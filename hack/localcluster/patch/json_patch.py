@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from ..errors import ApiError, Cause
 from ..go_format import go_json_kind
+from ..json_copy import copy_json
 from .go_values import go_key
 from .patch_errors import UNPROCESSABLE, decode_error
 
@@ -47,9 +48,9 @@ def json_patch(target: Json, operations: Any) -> Json:
             "Request entity too large: The allowed maximum operations in a JSON patch is"
             f" {MAX_JSON_PATCH_OPERATIONS}, got {len(ops)}",
         )
-    doc: Any = copy.deepcopy(target)
+    doc: Any = copy_json(target)
     try:
-        for op in copy.deepcopy(ops):
+        for op in copy_json(ops):
             doc = _apply_operation(doc, op)
     except _OperationError as err:
         raise ApiError(422, "Invalid", UNPROCESSABLE) from err

@@ -6,10 +6,10 @@ non-object patch value replacing an object keeps its nulls.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from ..errors import bad_request
+from ..json_copy import copy_json
 from .patch_errors import decode_error
 
 Json = dict[str, Any]
@@ -27,8 +27,8 @@ def json_merge_patch(target: Json, patch: Any) -> Json:
         raise bad_request("Invalid JSON Patch")
     if not isinstance(patch, dict):
         raise decode_error(patch, "Go value of type map[string]interface {}")
-    doc = copy.deepcopy(target)
-    _merge_docs(doc, copy.deepcopy(patch))
+    doc = copy_json(target)
+    _merge_docs(doc, copy_json(patch))
     return doc
 
 

@@ -7,11 +7,11 @@ live ones they are not ordered against, so an added container comes first).
 
 from __future__ import annotations
 
-import copy
 from typing import Any, TypeVar
 
 from ..errors import bad_request
 from ..go_format import go_json_kind, go_s, go_type, go_v
+from ..json_copy import copy_json
 from ..list_semantics import list_semantics
 from .go_values import bad_arg_type, go_eq, go_key, no_merge_key
 from .patch_errors import StrategicMergeError
@@ -52,7 +52,7 @@ def strategic_merge_patch(target: Json, patch: Any, kind: str) -> Json:
     object; raises ApiError with the code, reason and message kube-apiserver would return.
     """
     if patch is None:
-        return copy.deepcopy(target)
+        return copy_json(target)
     if not isinstance(patch, dict):
         raise bad_request(
             f"json: cannot unmarshal {go_json_kind(patch)} into Go value of type"
@@ -60,7 +60,7 @@ def strategic_merge_patch(target: Json, patch: Any, kind: str) -> Json:
         )
     merger = _StrategicMerge(kind)
     try:
-        result = merger.merge_map(copy.deepcopy(target), copy.deepcopy(patch), "")
+        result = merger.merge_map(copy_json(target), copy_json(patch), "")
     except StrategicMergeError as err:
         raise err.api_error() from err
     merger.finish(result)
