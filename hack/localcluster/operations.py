@@ -221,9 +221,10 @@ class Operations:
             # Later pages are read at the first page's version, so the list is consistent.
             if token_rv < self.storage.oldest_replayable_rv():
                 raise ApiError(410, "Expired", _CONTINUE_EXPIRED)
-            objs, current = self._objects_at(rt, ns, str(token_rv), "Exact")
+            objs, current = self._objects_at(rt, ns, labels, str(token_rv), "Exact")
         else:
-            objs, current = self._objects_at(rt, ns, resource_version, resource_version_match)
+            objs, current = self._objects_at(rt, ns, labels, resource_version,
+                                             resource_version_match)
         items: list[Json] = []
         remaining = 0
         last_key = ""
@@ -247,12 +248,13 @@ class Operations:
         count = remaining if remaining and not (label_selector or field_selector) else None
         return ListResult(items, str(current), token, count)
 
-    def _objects_at(self, rt: ResourceType, ns: str | None, resource_version: str,
-                    match: str) -> tuple[list[Json], int]:
+    def _objects_at(self, rt: ResourceType, ns: str | None, labels: LabelSelector,
+                    resource_version: str, match: str) -> tuple[list[Json], int]:
         """The objects a list at (resourceVersion, resourceVersionMatch) sees, and the
-        version the list reports."""
+        version the list reports. Current lists are narrowed by `labels` through the label
+        index; a snapshot of an older version may hold objects outside it."""
         if resource_version in ("", "0"):
-            return self.storage.list_objects(rt.stored_as, ns), self.storage.rv
+            return self.storage.list_selected(rt.stored_as, ns, labels), self.storage.rv
         try:
             wanted = int(resource_version)
         except ValueError:
@@ -264,7 +266,7 @@ class Operations:
                                "message": "Too large resource version"}],
                                "retryAfterSeconds": 1})
         if match != "Exact" or wanted == self.storage.rv:
-            return self.storage.list_objects(rt.stored_as, ns), self.storage.rv
+            return self.storage.list_selected(rt.stored_as, ns, labels), self.storage.rv
         return self._snapshot(rt, ns, wanted), wanted
 
     def _snapshot(self, rt: ResourceType, ns: str | None, at: int) -> list[Json]:

@@ -51,6 +51,23 @@ async def test_label_selectors(core: client.CoreV1Api, selector: str,
     assert await listed(core, label_selector=selector) == expected
 
 
+async def test_label_selector_lists_follow_relabels_across_namespaces_and_pages(
+        core: client.CoreV1Api) -> None:
+    await core.create_namespace({"metadata": {"name": "other"}})
+    await make_cms(core, {"p": {"tier": "web"}, "q": {"tier": "db"}, "r": {"tier": "web"}})
+    await make_cms(core, {"p": {"tier": "web"}}, ns="other")
+    await core.patch_namespaced_config_map("q", NS, {"metadata": {"labels": {"tier": "web"}}})
+    await core.patch_namespaced_config_map("r", NS, {"metadata": {"labels": {"tier": None}}})
+    everywhere = await core.list_config_map_for_all_namespaces(label_selector="tier=web")
+    assert [(c.metadata.namespace, c.metadata.name) for c in everywhere.items] == [
+        (NS, "p"), (NS, "q"), ("other", "p")]
+    first = await core.list_config_map_for_all_namespaces(label_selector="tier in (web)", limit=2)
+    rest = await core.list_config_map_for_all_namespaces(
+        label_selector="tier in (web)", limit=2, _continue=first.metadata._continue)
+    assert [c.metadata.name for c in first.items + rest.items] == ["p", "q", "p"]
+    assert await listed(core, label_selector="tier!=web") == ["r"]
+
+
 async def test_invalid_label_selector_is_400(raw: Raw) -> None:
     resp = await raw.get(CM, params={"labelSelector": "tier in web"})
     assert_status(resp, 400, "BadRequest")
