@@ -156,10 +156,14 @@ async def test_children_status_and_idle(client: KubeClient, kubeconfig: Path,
         await report(client, "g-decode", 2)
         await state(client, "successful")
 
-        # Repeats of one event are counted on the first Event (client-go's aggregation).
-        counts: dict[str, int] = {}
-        for event in await events(client, "g"):
-            counts[event["reason"]] = counts.get(event["reason"], 0) + event.get("count", 1)
+        # Repeats of one event are counted on the first Event (client-go's aggregation). The
+        # transition's event is recorded just after the status write the test has seen.
+        async def event_counts() -> dict[str, int] | None:
+            counts: dict[str, int] = {}
+            for event in await events(client, "g"):
+                counts[event["reason"]] = counts.get(event["reason"], 0) + event.get("count", 1)
+            return counts if counts.get("Ready") == 2 else None
+        counts = await eventually(event_counts, what="the second Ready event")
         assert counts["CreateDynamoComponentDeployment"] == 2
         assert counts["CreatePersistentVolumeClaim"] == 1
         assert counts["Ready"] == 2 and counts["NotReady"] >= 2

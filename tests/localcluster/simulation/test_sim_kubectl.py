@@ -7,7 +7,7 @@ import json
 import pytest
 
 from hack.localcluster.simulation import Delays, SimulationConfig
-from hack.localcluster.testing import Kubectl
+from hack.localcluster.testing import Kubectl, eventually
 
 pytestmark = pytest.mark.kubectl
 
@@ -95,9 +95,14 @@ async def test_apply_deployment_job_and_service(sim_kubectl: Kubectl) -> None:
     await sim_kubectl("rollout", "undo", "deployment/web")
     out = await sim_kubectl("rollout", "status", "deployment/web", "--timeout=20s")
     assert "successfully rolled out" in out
-    images = await sim_kubectl("get", "pods", "-l", "app=web", "-o",
-                               "jsonpath={.items[*].spec.containers[0].image}")
-    assert set(images.split()) == {"nginx:1.27"}
+    # As on a real cluster, the rolled-back pods may still be Terminating when rollout status
+    # returns; they are gone after their grace period.
+
+    async def only_the_old_image() -> bool:
+        images = await sim_kubectl("get", "pods", "-l", "app=web", "-o",
+                                   "jsonpath={.items[*].spec.containers[0].image}")
+        return images.split() == ["nginx:1.27"] * 3
+    await eventually(only_the_old_image, within=20.0, what="only nginx:1.27 pods")
 
 
 async def test_get_nodes_and_pods_wide_looks_like_a_cluster(sim_kubectl: Kubectl) -> None:
