@@ -15,7 +15,7 @@ from backend_cases import to_yaml
 
 from backends.render import render_all
 from backends.settings import OperatorSettings
-from controller.__main__ import main
+from reconcilers.operator.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "tests" / "api" / "manifests"

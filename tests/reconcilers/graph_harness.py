@@ -20,9 +20,9 @@ from controller.informer import WatchSettings
 from controller.manager import Manager, ManagerConfig
 from controller.resource import Resource
 from hack.localcluster.testing import eventually as shared_eventually
-from reconcilers import graph_deployment
-from reconcilers.context import OperatorContext
-from reconcilers.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
+from reconcilers.graph import reconciler as graph_deployment
+from reconcilers.machinery.context import OperatorContext
+from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
 
 Json = dict[str, Any]
 

@@ -20,9 +20,9 @@ from controller.manager import Manager, ManagerConfig
 from controller.metrics import Metrics
 from controller.resource import Resource
 from hack.localcluster.testing import eventually as shared_eventually
-from reconcilers.context import OperatorContext
-from reconcilers.operator import client_config
-from reconcilers.registry import Register
+from reconcilers.machinery.context import OperatorContext
+from reconcilers.operator.process import client_config
+from reconcilers.operator.registry import Register
 
 Json = dict[str, Any]
 

@@ -16,10 +16,10 @@ from controller.informer import WatchSettings
 from controller.manager import Manager, ManagerConfig
 from controller.resource import Resource
 from hack.localcluster.testing import eventually as shared_eventually
-from reconcilers import scaling_adapter
-from reconcilers.context import OperatorContext
-from reconcilers.operator import client_config
-from reconcilers.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
+from reconcilers.machinery.context import OperatorContext
+from reconcilers.machinery.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
+from reconcilers.operator.process import client_config
+from reconcilers.scaling_adapter import reconciler as scaling_adapter
 
 Json = dict[str, Any]
 T = TypeVar("T")

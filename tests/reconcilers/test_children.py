@@ -15,7 +15,7 @@ from controller.client import ClientConfig, KubeClient
 from controller.events import EventRecorder
 from controller.resource import Resource
 from hack.localcluster.server import LocalCluster
-from reconcilers.children import (
+from reconcilers.machinery.children import (
     GENERATION_ANNOTATION,
     HASH_ANNOTATION,
     ChildWriter,

@@ -26,8 +26,8 @@ from operator_harness import (
 from backends.settings import OperatorSettings
 from controller.client import KubeClient
 from hack.localcluster.server import LocalCluster
-from reconcilers import component_deployment
-from reconcilers.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS, LEADER_WORKER_SETS
+from reconcilers.component import reconciler as component_deployment
+from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS, LEADER_WORKER_SETS
 
 Json = dict[str, Any]
 NS = "default"

@@ -28,8 +28,8 @@ from controller.client import KubeClient
 from controller.errors import NotFound
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl
-from reconcilers.children import GENERATION_ANNOTATION, HASH_ANNOTATION
-from reconcilers.resources import (
+from reconcilers.machinery.children import GENERATION_ANNOTATION, HASH_ANNOTATION
+from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
     GRAPH_DEPLOYMENTS,
     PERSISTENT_VOLUME_CLAIMS,

@@ -16,7 +16,7 @@ from backends.settings import OperatorSettings
 from controller.client import KubeClient
 from controller.errors import NotFound
 from hack.localcluster.server import LocalCluster
-from reconcilers.resources import (
+from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
     GRAPH_DEPLOYMENTS,
     PERSISTENT_VOLUME_CLAIMS,

@@ -14,7 +14,7 @@ from graph_harness import NS, eventually, graph, install, operator, setup_client
 from backends.settings import OperatorSettings
 from controller.client import KubeClient
 from controller.errors import NotFound
-from reconcilers.resources import (
+from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
     GRAPH_DEPLOYMENTS,
     POD_CLIQUE_SETS,

@@ -4,7 +4,7 @@ a cache that has not yet seen our own write."""
 from __future__ import annotations
 
 from api.v1alpha1 import Restart, RestartStrategy
-from reconcilers.graph_restart import plan_restart
+from reconcilers.graph.restart import plan_restart
 
 SERVICES = ["a", "b", "c"]
 

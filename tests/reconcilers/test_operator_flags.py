@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from reconcilers import operator_flags
-from reconcilers.api_discovery import MissingApi, ServedApis
-from reconcilers.operator import main, manager_config, operator_settings
-from reconcilers.operator_flags import Address, parse_duration, parse_options
+from reconcilers.operator import flags as operator_flags
+from reconcilers.operator.api_discovery import MissingApi, ServedApis
+from reconcilers.operator.flags import Address, parse_duration, parse_options
+from reconcilers.operator.process import main, manager_config, operator_settings
 
 IN_POD = ["--leader-election-namespace", "ops"]
 

@@ -17,7 +17,7 @@ from operator_harness import eventually, install_crds, setup_client, wait_for
 
 from controller.client import KubeClient
 from controller.resource import LEASES
-from reconcilers.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
+from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
 
 NS = "default"
 

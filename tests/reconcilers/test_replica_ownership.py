@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconcilers.replica_ownership import Action, plan
+from reconcilers.scaling_adapter.ownership import Action, plan
 
 
 @pytest.mark.parametrize(

@@ -31,8 +31,8 @@ from controller.resource import Resource
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation import HpaSettings, SimulationConfig
 from hack.localcluster.testing import Kubectl
-from reconcilers.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
-from reconcilers.scaling_adapter import CONTROLLER
+from reconcilers.machinery.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
+from reconcilers.scaling_adapter.reconciler import NAME as CONTROLLER
 
 Json = dict[str, object]
 HPAS = Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler")

@@ -154,7 +154,7 @@ def operator_command(args: argparse.Namespace, kubeconfig: Path, size: int) -> l
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
         python += ["-m", "cProfile", "-o", str(args.profile / f"graphs-{size}.prof")]
-    return [*python, "-m", "controller", "--kubeconfig", str(kubeconfig),
+    return [*python, "-m", "reconcilers.operator", "--kubeconfig", str(kubeconfig),
             "--leader-election-namespace", NAMESPACE, "--log-format", "json",
             "--log-level", "warning",
             "--health-probe-bind-address", f"127.0.0.1:{free_port()}",

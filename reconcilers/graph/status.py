@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from reconcilers.conditions import get_condition, set_condition
-from reconcilers.graph_readiness import ServiceReadiness
+from reconcilers.graph.readiness import ServiceReadiness
+from reconcilers.machinery.conditions import get_condition, set_condition
 
 Json = dict[str, Any]
 

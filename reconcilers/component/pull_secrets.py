@@ -15,8 +15,7 @@ from typing import Any
 from backends.pull_secrets import SECRET_TYPE, index_secrets
 from controller.cache import Cache
 from controller.informer import Informer
-
-from .resources import SECRETS
+from reconcilers.machinery.resources import SECRETS
 
 Json = dict[str, Any]
 

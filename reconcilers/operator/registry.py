@@ -1,6 +1,6 @@
 """Every controller the operator runs, as the functions that add them to a manager.
 
-The operator process (`reconcilers.operator`) calls each in turn with the manager and the
+The operator process (`reconcilers.operator.process`) calls each in turn with the manager and the
 shared context. A controller module exposes `register(manager, ctx)`, which adds its
 controller with `manager.add_controller(...)`, taking its worker count from
 `ctx.max_concurrent_reconciles(name)`; add it here to have it run.
@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from controller.manager import Manager
-
-from . import component_deployment, graph_deployment, scaling_adapter
-from .context import OperatorContext
+from reconcilers.component import reconciler as component_deployment
+from reconcilers.graph import reconciler as graph_deployment
+from reconcilers.machinery.context import OperatorContext
+from reconcilers.scaling_adapter import reconciler as scaling_adapter
 
 Register = Callable[[Manager, OperatorContext], None]
 

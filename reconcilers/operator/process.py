@@ -23,14 +23,22 @@ from controller.leader_election import LeaderElectionConfig
 from controller.log_config import configure_logging
 from controller.manager import LeadershipLost, Manager, ManagerConfig
 from controller.signals import stop_on_signals
+from reconcilers.machinery.context import OperatorContext
+from reconcilers.operator.api_discovery import (
+    GROVE,
+    ISTIO,
+    KAI,
+    LWS,
+    VOLCANO,
+    MissingApi,
+    ServedApis,
+    resolve,
+)
+from reconcilers.operator.api_discovery import served_apis as read_served_apis
+from reconcilers.operator.flags import OperatorOptions, parse_options
+from reconcilers.operator.registry import REGISTRATIONS
 
-from .api_discovery import GROVE, ISTIO, KAI, LWS, VOLCANO, MissingApi, ServedApis, resolve
-from .api_discovery import served_apis as read_served_apis
-from .context import OperatorContext
-from .operator_flags import OperatorOptions, parse_options
-from .registry import REGISTRATIONS
-
-log = structlog.get_logger("reconcilers.operator")
+log = structlog.get_logger("reconcilers.operator.process")
 
 
 #: The operator's field manager, and the first word of its user agent.

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from backends.constants import ANNOTATION_RESTART_AT
-from reconcilers.conditions import get_condition
+from reconcilers.machinery.conditions import get_condition
 
 Json = dict[str, Any]
 
@@ -21,7 +21,7 @@ _GENERIC_REASONS = frozenset({
     "", "DeploymentNotReady", "SomeLeaderWorkerSetsNotReady", "Reconciling", "NotReady",
 })
 
-#: Words of a pod problem in a DCD's Available message (see reconcilers.pod_problems).
+#: Words of a pod problem in a DCD's Available message (see reconcilers.component.pod_problems).
 _POD_PROBLEM_HINTS = ("imagepull", "errimage", "invalidimagename", "unschedulable",
                       "crashloopbackoff", "createcontainer", "runcontainererror")
 _REPLICA_FIELDS = ("componentKind", "componentName", "replicas", "updatedReplicas",

@@ -14,8 +14,7 @@ from backends import constants, naming
 from controller.cache import Cache
 from controller.handlers import Mapper
 from controller.reconcile import Request
-
-from .resources import COMPONENT_DEPLOYMENTS
+from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS
 
 Json = dict[str, Any]
 

@@ -8,8 +8,7 @@ from backends.settings import OperatorSettings
 from controller.cache import Cache
 from controller.client import KubeClient
 from controller.events import EventRecorder
-
-from .children import ChildWriter
+from reconcilers.machinery.children import ChildWriter
 
 
 @dataclass

@@ -18,8 +18,7 @@ from backends import constants
 from controller.cache import Cache
 from controller.informer import Informer
 from controller.reconcile import Request
-
-from .resources import PODS
+from reconcilers.machinery.resources import PODS
 
 Json = dict[str, Any]
 

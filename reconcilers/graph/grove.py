@@ -18,11 +18,11 @@ from backends.grove import grove_objects
 from backends.multinode import node_count
 from controller.errors import NotFound
 from controller.resource import Resource
-from reconcilers.children import ChildWriter, Outcome, is_owned_by
-from reconcilers.context import OperatorContext
-from reconcilers.graph_children import not_owned, prune
-from reconcilers.graph_readiness import ServiceReadiness, clique_readiness
-from reconcilers.resources import (
+from reconcilers.graph.children import not_owned, prune
+from reconcilers.graph.readiness import ServiceReadiness, clique_readiness
+from reconcilers.machinery.children import ChildWriter, Outcome, is_owned_by
+from reconcilers.machinery.context import OperatorContext
+from reconcilers.machinery.resources import (
     INGRESSES,
     POD_CLIQUE_SCALING_GROUPS,
     POD_CLIQUE_SETS,

@@ -22,10 +22,9 @@ from controller.cache import Cache
 from controller.informer import Informer
 from controller.resource import Resource
 from controller.store import OWNER_UID_INDEX, index_by_label
-
-from .children import ChildWriter, Outcome
-from .pull_secret_index import pull_secrets_of
-from .resources import (
+from reconcilers.component.pull_secrets import pull_secrets_of
+from reconcilers.machinery.children import ChildWriter, Outcome
+from reconcilers.machinery.resources import (
     DEPLOYMENTS,
     INGRESSES,
     LEADER_WORKER_SETS,

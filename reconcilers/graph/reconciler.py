@@ -33,10 +33,7 @@ from backends.render import uses_grove
 from controller.errors import ApiError, Conflict, NotFound
 from controller.manager import Manager
 from controller.reconcile import Request, Result
-from reconcilers.children import ChildWriter
-from reconcilers.context import OperatorContext
-from reconcilers.finalizer import ensure_finalizer, is_deleting, release_finalizer
-from reconcilers.graph_children import (
+from reconcilers.graph.children import (
     GraphProblem,
     claimed_names,
     ensure_adapters,
@@ -45,11 +42,11 @@ from reconcilers.graph_children import (
     prune,
     sync_discovery_rbac,
 )
-from reconcilers.graph_components import ComponentPath
-from reconcilers.graph_grove import GrovePath, exposure_resources
-from reconcilers.graph_readiness import ServiceReadiness
-from reconcilers.graph_restart import plan_restart
-from reconcilers.graph_status import (
+from reconcilers.graph.components import ComponentPath
+from reconcilers.graph.grove import GrovePath, exposure_resources
+from reconcilers.graph.readiness import ServiceReadiness
+from reconcilers.graph.restart import plan_restart
+from reconcilers.graph.status import (
     RECONCILE_FAILED,
     VALIDATION_FAILED,
     Verdict,
@@ -58,7 +55,10 @@ from reconcilers.graph_status import (
     summarize,
     transition_event,
 )
-from reconcilers.resources import (
+from reconcilers.machinery.children import ChildWriter
+from reconcilers.machinery.context import OperatorContext
+from reconcilers.machinery.finalizer import ensure_finalizer, is_deleting, release_finalizer
+from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
     GRAPH_DEPLOYMENTS,
     PERSISTENT_VOLUME_CLAIMS,
@@ -70,10 +70,10 @@ from reconcilers.resources import (
     SCALING_ADAPTERS,
     SERVICE_ACCOUNTS,
 )
-from reconcilers.status_writer import write_status
+from reconcilers.machinery.status_writer import write_status
 
 Json = dict[str, Any]
-log = structlog.get_logger("reconcilers.graph_deployment")
+log = structlog.get_logger("reconcilers.graph.reconciler")
 
 NAME = "dynamographdeployment"
 CLAIM_INDEX = "graph-claims"

@@ -31,16 +31,15 @@ from controller.errors import ApiError, Conflict, NotFound
 from controller.handlers import Mapper
 from controller.manager import Manager
 from controller.reconcile import Request, Result
-
-from . import replica_ownership as ownership
-from .conditions import get_condition, now, set_condition
-from .context import OperatorContext
-from .resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
+from reconcilers.machinery.conditions import get_condition, now, set_condition
+from reconcilers.machinery.context import OperatorContext
+from reconcilers.machinery.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
+from reconcilers.scaling_adapter import ownership as ownership
 
 Json = dict[str, Any]
-log = structlog.get_logger("reconcilers.scaling_adapter")
+log = structlog.get_logger("reconcilers.scaling_adapter.reconciler")
 
-CONTROLLER = "dynamographdeploymentscalingadapter"
+NAME = "dynamographdeploymentscalingadapter"
 #: Event source of the adapter controller (as the original operator names it).
 COMPONENT = "dgdscalingadapter"
 #: Adapter informer index: "<namespace>/<graph name>" of the graph each adapter scales.
@@ -252,6 +251,6 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
                 for a in adapters.store.by_index(BY_GRAPH, key)]
 
     mapper: Mapper = adapters_of_graph
-    manager.add_controller(CONTROLLER, ScalingAdapterReconciler(ctx).reconcile,
+    manager.add_controller(NAME, ScalingAdapterReconciler(ctx).reconcile,
                            for_=SCALING_ADAPTERS, watches=[(GRAPH_DEPLOYMENTS, mapper)],
-                           max_concurrent_reconciles=ctx.max_concurrent_reconciles(CONTROLLER))
+                           max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME))

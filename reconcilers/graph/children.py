@@ -19,9 +19,9 @@ from backends.planner_rbac import planner_role_binding, planner_service_account
 from controller.errors import AlreadyExists, NotFound
 from controller.resource import Resource
 from controller.store import OWNER_UID_INDEX
-from reconcilers.children import ChildWriter, Outcome, is_owned_by, owner_reference
-from reconcilers.context import OperatorContext
-from reconcilers.resources import (
+from reconcilers.machinery.children import ChildWriter, Outcome, is_owned_by, owner_reference
+from reconcilers.machinery.context import OperatorContext
+from reconcilers.machinery.resources import (
     PERSISTENT_VOLUME_CLAIMS,
     ROLE_BINDINGS,
     ROLES,

@@ -16,11 +16,11 @@ from backends import naming
 from backends.component_deployment import component_deployments
 from backends.constants import ANNOTATION_RESTART_AT
 from controller.errors import NotFound
-from reconcilers.children import ChildWriter, Outcome, is_owned_by
-from reconcilers.context import OperatorContext
-from reconcilers.graph_children import not_owned, prune
-from reconcilers.graph_readiness import ServiceReadiness, component_readiness
-from reconcilers.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
+from reconcilers.graph.children import not_owned, prune
+from reconcilers.graph.readiness import ServiceReadiness, component_readiness
+from reconcilers.machinery.children import ChildWriter, Outcome, is_owned_by
+from reconcilers.machinery.context import OperatorContext
+from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
 
 Json = dict[str, Any]
 

@@ -34,31 +34,30 @@ from backends.multinode import node_count
 from controller.errors import ApiError, Conflict, NotFound
 from controller.manager import Manager
 from controller.reconcile import Request, Result
-
-from .component_children import (
+from reconcilers.component.children import (
     ChildrenState,
     owned_resources,
     service_account_informer,
     sync_children,
 )
-from .component_readiness import (
+from reconcilers.component.model_services import model_service_informer_mapper
+from reconcilers.component.pod_problems import first_problem, pod_informer, pods_to_components
+from reconcilers.component.pull_secrets import secret_informer
+from reconcilers.component.readiness import (
     Readiness,
     deployment_readiness,
     deployment_service_status,
     lws_readiness,
     lws_service_status,
 )
-from .conditions import get_condition, set_condition
-from .context import OperatorContext
-from .finalizer import ensure_finalizer, is_deleting, release_finalizer
-from .model_services import model_service_informer_mapper
-from .pod_problems import first_problem, pod_informer, pods_to_components
-from .pull_secret_index import secret_informer
-from .resources import COMPONENT_DEPLOYMENTS, PODS, SERVICES
-from .status_writer import write_status
+from reconcilers.machinery.conditions import get_condition, set_condition
+from reconcilers.machinery.context import OperatorContext
+from reconcilers.machinery.finalizer import ensure_finalizer, is_deleting, release_finalizer
+from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, PODS, SERVICES
+from reconcilers.machinery.status_writer import write_status
 
 Json = dict[str, Any]
-log = structlog.get_logger("reconcilers.component_deployment")
+log = structlog.get_logger("reconcilers.component.reconciler")
 
 #: Controller name, event source component and metrics label (the original's).
 NAME = "dynamocomponentdeployment"

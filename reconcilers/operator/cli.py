@@ -1,0 +1,25 @@
+"""The `dynamo-operator` console script.
+
+`dynamo-operator [FLAGS]` runs the operator (`dynamo-operator --help` lists the flags).
+`dynamo-operator render -f FILE` prints the objects the operator would create for the
+manifests in FILE, without a cluster.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the operator, or a subcommand; returns the process exit status."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] == "render":
+        # Imported here: the operator process has no use for the YAML renderer, and
+        # `render` none for the runtime.
+        from reconcilers.operator.render import main as render
+
+        return render(args[1:])
+    from reconcilers.operator.process import main as run
+
+    return run(args)
