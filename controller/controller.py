@@ -1,24 +1,30 @@
 """A controller: event sources feeding one work queue, drained by N reconcile workers.
 
 Each key is reconciled by at most one worker at a time (the queue guarantees it). A
-reconcile that raises is logged with its key, counted, and retried with the rate limiter's
-growing delay; a 409 Conflict is retried the same way but is not counted as an error,
-since it only means the cache was behind.
+reconcile that raises is logged, counted, and retried with the rate limiter's growing delay;
+a 409 Conflict is retried the same way but is not counted as an error, since it only means
+the cache was behind. A `TerminalError` is logged once without a traceback, counted, and not
+retried until the object changes (or after its `retry_after`, if it gave one).
+
+Every log line of a reconcile, the reconciler's and the loop's, carries controller,
+namespace, name and a reconcile id: they are bound as structlog context variables around
+the reconciler call. Each worker is its own task, so the binding is per worker.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 
 import structlog
 
-from .errors import Conflict
+from .errors import Conflict, TerminalError
 from .handlers import Mapper, enqueue
 from .informer import Informer
 from .metrics import Metrics
 from .ratelimit import RateLimiter
-from .reconcile import Reconciler, Request
+from .reconcile import Reconciler, Request, Result
 from .workqueue import ShutDown, WorkQueue
 
 log = structlog.get_logger("controller")
@@ -49,6 +55,7 @@ class Controller:
         self._active = m.active_workers.labels(controller=name)
         self._time = m.reconcile_time.labels(controller=name)
         self._errors = m.reconcile_errors.labels(controller=name)
+        self._terminal = m.terminal_reconcile_errors.labels(controller=name)
         self._results = {r: m.reconcile_total.labels(controller=name, result=r)
                          for r in ("success", "error", "requeue", "requeue_after")}
 
@@ -96,31 +103,48 @@ class Controller:
                 self.queue.done(request)
 
     async def _reconcile(self, request: Request) -> None:
-        started = time.monotonic()
-        try:
-            result = await self.reconciler(request)
-        except Conflict as err:
-            self._log.info("conflict, requeueing", namespace=request.namespace,
-                           name=request.name, message=err.message)
-            self.queue.add_rate_limited(request)
-            self._results["requeue"].inc()
-        except Exception:
-            self._log.exception("reconcile failed", namespace=request.namespace,
-                                name=request.name,
-                                retries=self.queue.num_requeues(request))
-            self.queue.add_rate_limited(request)
-            self._errors.inc()
-            self._results["error"].inc()
-        else:
-            if result is not None and result.requeue_after > 0:
-                self.queue.forget(request)
-                self.queue.add_after(request, result.requeue_after)
-                self._results["requeue_after"].inc()
-            elif result is not None and result.requeue:
+        with structlog.contextvars.bound_contextvars(
+                controller=self.name, namespace=request.namespace, name=request.name,
+                reconcile_id=uuid.uuid4().hex[:12]):
+            started = time.monotonic()
+            try:
+                result = await self.reconciler(request)
+            except Conflict as err:
+                self._log.info("conflict, requeueing", message=err.message)
                 self.queue.add_rate_limited(request)
                 self._results["requeue"].inc()
+            except TerminalError as err:
+                self._on_terminal(request, err)
+            except Exception:
+                self._log.exception("reconcile failed",
+                                    retries=self.queue.num_requeues(request))
+                self.queue.add_rate_limited(request)
+                self._errors.inc()
+                self._results["error"].inc()
             else:
-                self.queue.forget(request)
-                self._results["success"].inc()
-        finally:
-            self._time.observe(time.monotonic() - started)
+                self._on_result(request, result)
+            finally:
+                self._time.observe(time.monotonic() - started)
+
+    def _on_terminal(self, request: Request, err: TerminalError) -> None:
+        self._log.warning("reconcile failed, not retrying until the object changes",
+                          message=err.message, reason=err.reason, retry_after=err.retry_after)
+        # A terminal error is not a step in a backoff: the next change starts afresh.
+        self.queue.forget(request)
+        self._errors.inc()
+        self._terminal.inc()
+        self._results["error"].inc()
+        if err.retry_after is not None:
+            self.queue.add_after(request, err.retry_after)
+
+    def _on_result(self, request: Request, result: Result | None) -> None:
+        if result is not None and result.requeue_after > 0:
+            self.queue.forget(request)
+            self.queue.add_after(request, result.requeue_after)
+            self._results["requeue_after"].inc()
+        elif result is not None and result.requeue:
+            self.queue.add_rate_limited(request)
+            self._results["requeue"].inc()
+        else:
+            self.queue.forget(request)
+            self._results["success"].inc()

@@ -1,4 +1,5 @@
-"""Errors of the runtime: API answers as exceptions, with the classes callers branch on."""
+"""Errors of the runtime: API answers as exceptions, with the classes callers branch on, and
+`TerminalError`, the one a reconciler raises when retrying cannot help."""
 
 from __future__ import annotations
 
@@ -48,6 +49,23 @@ class AlreadyExists(Conflict):
 
 class Gone(ApiError):
     """410: the resourceVersion asked for is older than the server keeps."""
+
+
+class TerminalError(Exception):
+    """A reconcile failure that retrying cannot fix: do not retry until the object changes.
+
+    The controller logs it once (no traceback), counts it and forgets the key's backoff, like
+    controller-runtime's `reconcile.TerminalError` and kopf's `PermanentError`. `reason` is a
+    short CamelCase word for logs and conditions; `retry_after` asks for one more look after
+    that many seconds even if nothing changes (e.g. waiting on something that is not watched).
+    """
+
+    def __init__(self, message: str, *, reason: str = "",
+                 retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason
+        self.retry_after = retry_after
 
 
 _BY_CODE: dict[int, type[ApiError]] = {404: NotFound, 409: Conflict, 410: Gone}

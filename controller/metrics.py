@@ -31,6 +31,10 @@ class Metrics:
         self.reconcile_errors = Counter(
             "controller_runtime_reconcile_errors_total",
             "Total number of reconciliation errors per controller", ["controller"], registry=r)
+        self.terminal_reconcile_errors = Counter(
+            "controller_runtime_terminal_reconcile_errors_total",
+            "Total number of terminal reconciliation errors per controller", ["controller"],
+            registry=r)
         self.reconcile_time = Histogram(
             "controller_runtime_reconcile_time_seconds",
             "Length of time per reconciliation per controller", ["controller"],

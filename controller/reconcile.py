@@ -27,5 +27,6 @@ class Result:
 
 DONE = Result()
 
-#: A reconciler returns None for done, or a Result.
+#: A reconciler returns None for done, or a Result; it raises `TerminalError` for what
+#: retrying cannot fix. A plain function or an object's bound method (`obj.reconcile`).
 Reconciler = Callable[[Request], Awaitable[Result | None]]

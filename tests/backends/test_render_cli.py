@@ -103,7 +103,7 @@ def test_output_does_not_depend_on_hash_seeds_or_map_order(tmp_path: Path) -> No
     path = tmp_path / "all.yaml"
     path.write_text(yaml.safe_dump_all(manifests))
     result = subprocess.run(
-        [sys.executable, "-m", "controller", "render", "--grove", "-f", str(path)],
+        [sys.executable, "-m", "reconcilers.operator", "render", "--grove", "-f", str(path)],
         capture_output=True,
         check=True,
         cwd=ROOT,

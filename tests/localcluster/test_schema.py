@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from hack.localcluster import schema as S
-from hack.localcluster import schema_fielderr as fe
 from hack.localcluster.errors import Cause
+from hack.localcluster.schema import fielderr as fe
 
 Json = dict[str, Any]
 

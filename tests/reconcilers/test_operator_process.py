@@ -50,7 +50,7 @@ async def test_operator_process(kube: KubeClient, kubeconfig: Path, tmp_path: Pa
     log_path = tmp_path / "operator.log"
     with log_path.open("wb") as log:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "controller", "--kubeconfig", str(kubeconfig),
+            sys.executable, "-m", "reconcilers.operator", "--kubeconfig", str(kubeconfig),
             "--leader-election-namespace", NS, "--log-format", "json",
             "--health-probe-bind-address", f"127.0.0.1:{probes}",
             "--metrics-bind-address", f"127.0.0.1:{metrics}",

@@ -16,15 +16,15 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from hack.localcluster import schema_fielderr as fe
-from hack.localcluster.errors import Cause
-from hack.localcluster.go_format import go_json_kind
-from hack.localcluster.name_validation import (
+from ..errors import Cause
+from ..go_format import go_json_kind
+from ..name_validation import (
     dns1035_label_errors,
     dns1123_label_errors,
     label_value_errors,
     qualified_name_errors,
 )
+from . import fielderr as fe
 
 Schema = dict[str, Any]
 

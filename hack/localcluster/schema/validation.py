@@ -20,9 +20,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from hack.localcluster import schema_fielderr as fe
-from hack.localcluster.errors import Cause, json_type
-from hack.localcluster.schema_formats import (
+from ..errors import Cause, json_type
+from . import fielderr as fe
+from .formats import (
     GoRegexError,
     check_string_format,
     compile_go_regex,

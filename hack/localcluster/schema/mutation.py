@@ -10,8 +10,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from hack.localcluster import schema_fielderr as fe
-from hack.localcluster.schema_meta import coerce_embedded
+from . import fielderr as fe
+from .meta import coerce_embedded
 
 Schema = dict[str, Any]
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from hack.localcluster import schema_fielderr as fe
-from hack.localcluster.errors import Cause
-from hack.localcluster.schema_formats import GoRegexError, compile_go_regex
-from hack.localcluster.schema_meta import embedded_errors_at
-from hack.localcluster.schema_mutation import prune
-from hack.localcluster.schema_validation import openapi_errors, strict_equal
+from ..errors import Cause
+from . import fielderr as fe
+from .formats import GoRegexError, compile_go_regex
+from .meta import embedded_errors_at
+from .mutation import prune
+from .validation import openapi_errors, strict_equal
 
 Schema = dict[str, Any]
 

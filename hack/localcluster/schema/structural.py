@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hack.localcluster import schema_fielderr as fe
-from hack.localcluster.errors import Cause
-from hack.localcluster.schema_structural_rules import default_errors, structural_rule_errors
+from ..errors import Cause
+from . import fielderr as fe
+from .structural_rules import default_errors, structural_rule_errors
 
 Schema = dict[str, Any]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hack.localcluster.errors import Cause
-from hack.localcluster.go_format import go_float, go_json, go_quote, go_v
+from ..errors import Cause
+from ..go_format import go_float, go_json, go_quote, go_v
 
 __all__ = [
     "NIL_PATH",
