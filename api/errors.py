@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import attrs
 
-__all__ = ["ConversionError", "FieldError"]
+__all__ = ["ConversionError", "FieldError", "InvalidObject"]
 
 
 @attrs.frozen
@@ -27,3 +27,16 @@ class ConversionError(ValueError):
         self.type_name = type_name
         self.errors = errors
         super().__init__(f"invalid {type_name}: " + "; ".join(str(e) for e in errors))
+
+
+class InvalidObject(ValueError):
+    """An object that does not convert or breaks a validation rule; `errors` names every field.
+
+    Raised by `api.load.load_valid`, the one way reconcilers and `render` read our kinds."""
+
+    def __init__(self, kind: str, errors: list[FieldError], *, converted: bool) -> None:
+        self.kind = kind
+        self.errors = errors
+        #: The JSON fitted the types and a validation rule failed (False: it did not convert).
+        self.converted = converted
+        super().__init__("; ".join(str(e) for e in errors))

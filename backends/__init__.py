@@ -5,7 +5,7 @@ plain data (the pull-secret index); outputs are Kubernetes objects as JSON dicts
 input always giving the same bytes. The entry points:
 
 - `render.render(manifest, settings)`: everything the operator creates for a manifest;
-- `component_deployment.component_deployments(dgd, settings, owner)`: the DCDs of a graph;
+- `component_deployment.component_deployments(dgd, settings)`: the DCDs of a graph;
 - `component_workload.component_objects(dcd, settings, ...)`: a DCD's Deployment or
   LeaderWorkerSets, Service, model Service, Ingress or VirtualService;
 - `grove.grove_objects(dgd, settings, ...)`: the PodCliqueSet of a graph and its Services;
@@ -15,5 +15,6 @@ input always giving the same bytes. The entry points:
 - `pull_secrets`: the registry-host index of docker-config Secrets.
 
 Builders raise `errors.GenerationError` with a message for the user when a spec cannot
-become objects. Owner references are set only when the caller passes one.
+become objects. Builders set no owner references: the operator's child writer adds the
+controller reference when it creates a child.
 """

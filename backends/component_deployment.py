@@ -24,34 +24,18 @@ from backends.settings import OperatorSettings
 
 Json = dict[str, Any]
 
-__all__ = ["component_deployment", "component_deployments", "default_ingress", "owner_reference"]
-
-
-def owner_reference(obj: Json) -> Json:
-    """A controller owner reference to a stored object (JSON with apiVersion, kind, metadata
-    name and uid), for the builders' `owner` argument."""
-    meta = obj["metadata"]
-    return {
-        "apiVersion": obj["apiVersion"],
-        "kind": obj["kind"],
-        "name": meta["name"],
-        "uid": meta["uid"],
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+__all__ = ["component_deployment", "component_deployments", "default_ingress"]
 
 
 def component_deployments(
-    dgd: DynamoGraphDeployment, settings: OperatorSettings, owner: Json | None = None
+    dgd: DynamoGraphDeployment, settings: OperatorSettings
 ) -> list[DynamoComponentDeployment]:
     """The DCDs of every service of a graph, in service-key order."""
-    return [
-        component_deployment(dgd, key, settings, owner) for key in sorted(dgd.spec.services or {})
-    ]
+    return [component_deployment(dgd, key, settings) for key in sorted(dgd.spec.services or {})]
 
 
 def component_deployment(
-    dgd: DynamoGraphDeployment, service: str, settings: OperatorSettings, owner: Json | None = None
+    dgd: DynamoGraphDeployment, service: str, settings: OperatorSettings
 ) -> DynamoComponentDeployment:
     """The DCD of one service of a graph."""
     graph = str(dgd.metadata.get("name", ""))
@@ -88,8 +72,6 @@ def component_deployment(
         "namespace": namespace,
         "labels": dict(component_labels),
     }
-    if owner is not None:
-        metadata["ownerReferences"] = [copy.deepcopy(owner)]
     return DynamoComponentDeployment(metadata=metadata, spec=spec)
 
 

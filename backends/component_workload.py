@@ -52,11 +52,10 @@ def component_objects(
     settings: OperatorSettings,
     *,
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
-    owner: Json | None = None,
     service_account: str = "default",
 ) -> list[Json]:
-    """The objects a DCD owns, workload first. `owner` (an owner reference to the DCD) is set
-    on each when given; `service_account` is used by pods that name none."""
+    """The objects a DCD owns, workload first; `service_account` is used by pods that name
+    none. They carry no owner reference: the child writer sets it when it creates them."""
     ctx = component_pod_context(dcd, settings, pull_secrets)
     name = str(dcd.metadata["name"])
     namespace = ctx.namespace
@@ -64,9 +63,9 @@ def component_objects(
     if multinode:
         if not settings.lws_enabled:
             raise GenerationError("no multinode orchestrator available")
-        objects = leader_worker_sets(dcd, ctx, owner=owner, service_account=service_account)
+        objects = leader_worker_sets(dcd, ctx, service_account=service_account)
     else:
-        objects = [deployment(dcd, ctx, owner=owner, service_account=service_account)]
+        objects = [deployment(dcd, ctx, service_account=service_account)]
     object_labels = labels.dcd_object_labels(dcd)
     objects.append(
         component_service(
@@ -79,16 +78,13 @@ def component_objects(
             annotations=labels.dcd_object_annotations(dcd),
             discovery=discovery_backend(dcd.spec, settings) == constants.DISCOVERY_KUBERNETES,
             leader_only=multinode,
-            owner=owner,
         )
     )
     if dcd.spec.model_ref is not None and dcd.spec.model_ref.name:
-        objects.append(model_service(dcd.spec.model_ref.name, namespace, owner))
+        objects.append(model_service(dcd.spec.model_ref.name, namespace))
     for exposed in (
-        ingress(name, namespace, dcd.spec.ingress, object_labels=object_labels, owner=owner),
-        virtual_service(
-            name, namespace, dcd.spec.ingress, settings, object_labels=object_labels, owner=owner
-        ),
+        ingress(name, namespace, dcd.spec.ingress, object_labels=object_labels),
+        virtual_service(name, namespace, dcd.spec.ingress, settings, object_labels=object_labels),
     ):
         if exposed is not None:
             objects.append(exposed)

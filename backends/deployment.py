@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from api.v1alpha1 import DynamoComponentDeployment
@@ -45,7 +44,6 @@ def deployment(
     dcd: DynamoComponentDeployment,
     ctx: PodContext,
     *,
-    owner: Json | None = None,
     service_account: str = "default",
 ) -> Json:
     """The Deployment running a single-node DCD's pods. `service_account` is used when the
@@ -72,13 +70,13 @@ def deployment(
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
-        "metadata": object_metadata(dcd, name, owner),
+        "metadata": object_metadata(dcd, name),
         "spec": spec,
     }
 
 
-def object_metadata(dcd: DynamoComponentDeployment, name: str, owner: Json | None) -> Json:
-    """Metadata of an object a DCD owns: its labels and annotations, and the owner."""
+def object_metadata(dcd: DynamoComponentDeployment, name: str) -> Json:
+    """Metadata of an object a DCD owns: its name, namespace, labels and annotations."""
     meta: Json = {"name": name, "namespace": dcd.metadata.get("namespace", "")}
     object_labels = labels.dcd_object_labels(dcd)
     if object_labels:
@@ -86,8 +84,6 @@ def object_metadata(dcd: DynamoComponentDeployment, name: str, owner: Json | Non
     annotations = labels.dcd_object_annotations(dcd)
     if annotations:
         meta["annotations"] = annotations
-    if owner is not None:
-        meta["ownerReferences"] = [copy.deepcopy(owner)]
     return meta
 
 

@@ -3,7 +3,6 @@ adapters of the services that opt in, and the RBAC of Kubernetes endpoint discov
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from api.v1alpha1 import DynamoGraphDeployment
@@ -14,7 +13,7 @@ Json = dict[str, Any]
 __all__ = ["discovery_rbac", "persistent_volume_claims", "scaling_adapters", "uses_discovery"]
 
 
-def persistent_volume_claims(dgd: DynamoGraphDeployment, owner: Json | None = None) -> list[Json]:
+def persistent_volume_claims(dgd: DynamoGraphDeployment) -> list[Json]:
     """The PVCs of `spec.pvcs` marked `create: true` (others must already exist)."""
     namespace = str(dgd.metadata.get("namespace", ""))
     claims = []
@@ -30,14 +29,14 @@ def persistent_volume_claims(dgd: DynamoGraphDeployment, owner: Json | None = No
             {
                 "apiVersion": "v1",
                 "kind": "PersistentVolumeClaim",
-                "metadata": _metadata(pvc.name, namespace, _graph_labels(dgd), owner),
+                "metadata": _metadata(pvc.name, namespace, _graph_labels(dgd)),
                 "spec": spec,
             }
         )
     return claims
 
 
-def scaling_adapters(dgd: DynamoGraphDeployment, owner: Json | None = None) -> list[Json]:
+def scaling_adapters(dgd: DynamoGraphDeployment) -> list[Json]:
     """A DynamoGraphDeploymentScalingAdapter per service with `scalingAdapter.enabled`, seeded
     with the service's replicas."""
     graph = str(dgd.metadata.get("name", ""))
@@ -52,7 +51,7 @@ def scaling_adapters(dgd: DynamoGraphDeployment, owner: Json | None = None) -> l
                 "apiVersion": constants.DYNAMO_API_VERSION,
                 "kind": "DynamoGraphDeploymentScalingAdapter",
                 "metadata": _metadata(
-                    naming.component_name(graph, key), namespace, adapter_labels, owner
+                    naming.component_name(graph, key), namespace, adapter_labels
                 ),
                 "spec": {
                     "replicas": 1 if service.replicas is None else service.replicas,
@@ -70,7 +69,7 @@ def uses_discovery(dgd: DynamoGraphDeployment, discovery_backend: str) -> bool:
     return bool(backend == constants.DISCOVERY_KUBERNETES)
 
 
-def discovery_rbac(dgd: DynamoGraphDeployment, owner: Json | None = None) -> list[Json]:
+def discovery_rbac(dgd: DynamoGraphDeployment) -> list[Json]:
     """ServiceAccount, Role and RoleBinding letting the graph's pods read endpoints."""
     graph = str(dgd.metadata.get("name", ""))
     namespace = str(dgd.metadata.get("namespace", ""))
@@ -86,12 +85,12 @@ def discovery_rbac(dgd: DynamoGraphDeployment, owner: Json | None = None) -> lis
         {
             "apiVersion": "v1",
             "kind": "ServiceAccount",
-            "metadata": _metadata(account, namespace, rbac_labels, owner),
+            "metadata": _metadata(account, namespace, rbac_labels),
         },
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "Role",
-            "metadata": _metadata(role, namespace, rbac_labels, owner),
+            "metadata": _metadata(role, namespace, rbac_labels),
             "rules": [
                 {"apiGroups": [""], "resources": ["endpoints"], "verbs": _read_verbs()},
                 {
@@ -104,7 +103,7 @@ def discovery_rbac(dgd: DynamoGraphDeployment, owner: Json | None = None) -> lis
         {
             "apiVersion": "rbac.authorization.k8s.io/v1",
             "kind": "RoleBinding",
-            "metadata": _metadata(f"{account}-binding", namespace, rbac_labels, owner),
+            "metadata": _metadata(f"{account}-binding", namespace, rbac_labels),
             "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
             "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
         },
@@ -120,8 +119,5 @@ def _graph_labels(dgd: DynamoGraphDeployment) -> dict[str, str]:
     return {constants.LABEL_GRAPH_NAME: str(dgd.metadata.get("name", ""))}
 
 
-def _metadata(name: str, namespace: str, labels: dict[str, str], owner: Json | None) -> Json:
-    meta: Json = {"name": name, "namespace": namespace, "labels": dict(labels)}
-    if owner is not None:
-        meta["ownerReferences"] = [copy.deepcopy(owner)]
-    return meta
+def _metadata(name: str, namespace: str, labels: dict[str, str]) -> Json:
+    return {"name": name, "namespace": namespace, "labels": dict(labels)}

@@ -34,7 +34,6 @@ def pod_clique_set(
     settings: OperatorSettings,
     *,
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
-    owner: Json | None = None,
 ) -> Json:
     """The PodCliqueSet `<graph>` running every service of a graph."""
     graph, namespace = _identity(dgd)
@@ -87,8 +86,6 @@ def pod_clique_set(
         "namespace": namespace,
         "labels": {constants.LABEL_GRAPH_NAME: graph},
     }
-    if owner is not None:
-        meta["ownerReferences"] = [copy.deepcopy(owner)]
     return {
         "apiVersion": constants.GROVE_API_VERSION,
         "kind": "PodCliqueSet",
@@ -102,12 +99,11 @@ def grove_objects(
     settings: OperatorSettings,
     *,
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
-    owner: Json | None = None,
 ) -> list[Json]:
     """The PodCliqueSet, then the Services (frontends, or every service under Kubernetes
     discovery), the model Services, and the frontends' Ingress or VirtualService."""
     graph, namespace = _identity(dgd)
-    objects = [pod_clique_set(dgd, settings, pull_secrets=pull_secrets, owner=owner)]
+    objects = [pod_clique_set(dgd, settings, pull_secrets=pull_secrets)]
     models: set[str] = set()
     for key in sorted(dgd.spec.services or {}):
         spec = _service_spec(dgd, key, settings)
@@ -126,7 +122,6 @@ def grove_objects(
                     dyn_ns,
                     object_labels=identity,
                     discovery=discovery,
-                    owner=owner,
                 )
             )
         if spec.model_ref is not None and spec.model_ref.name:
@@ -134,14 +129,12 @@ def grove_objects(
         if frontend:
             exposure = spec.ingress or default_ingress(graph, settings)
             for exposed in (
-                ingress(name, namespace, exposure, object_labels=identity, owner=owner),
-                virtual_service(
-                    name, namespace, exposure, settings, object_labels=identity, owner=owner
-                ),
+                ingress(name, namespace, exposure, object_labels=identity),
+                virtual_service(name, namespace, exposure, settings, object_labels=identity),
             ):
                 if exposed is not None:
                     objects.append(exposed)
-    objects += [model_service(model, namespace, owner) for model in sorted(models)]
+    objects += [model_service(model, namespace) for model in sorted(models)]
     return objects
 
 

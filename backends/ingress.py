@@ -3,7 +3,6 @@ VirtualService when the operator runs with a gateway."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from api.v1alpha1 import IngressSpec
@@ -27,7 +26,6 @@ def ingress(
     spec: IngressSpec | None,
     *,
     object_labels: dict[str, str],
-    owner: Json | None = None,
 ) -> Json | None:
     """The Ingress routing the host to Service `name` port 8000, or None when the spec does not
     ask for one (disabled, or no ingress class)."""
@@ -49,7 +47,7 @@ def ingress(
     return {
         "apiVersion": "networking.k8s.io/v1",
         "kind": "Ingress",
-        "metadata": _metadata(name, namespace, spec, object_labels, owner),
+        "metadata": _metadata(name, namespace, spec, object_labels),
         "spec": body,
     }
 
@@ -61,7 +59,6 @@ def virtual_service(
     settings: OperatorSettings,
     *,
     object_labels: dict[str, str],
-    owner: Json | None = None,
 ) -> Json | None:
     """The Istio VirtualService routing the host to Service `name` port 8000, or None unless
     the operator has a gateway and the spec enables a VirtualService with a gateway."""
@@ -77,7 +74,7 @@ def virtual_service(
     return {
         "apiVersion": constants.ISTIO_API_VERSION,
         "kind": "VirtualService",
-        "metadata": _metadata(name, namespace, spec, object_labels, owner),
+        "metadata": _metadata(name, namespace, spec, object_labels),
         "spec": {
             "hosts": [ingress_host(spec)],
             "gateways": [spec.virtual_service_gateway],
@@ -93,7 +90,6 @@ def _metadata(
     namespace: str,
     spec: IngressSpec,
     object_labels: dict[str, str],
-    owner: Json | None,
 ) -> Json:
     meta: Json = {"name": name, "namespace": namespace}
     all_labels = {**(spec.labels or {}), **object_labels}
@@ -101,6 +97,4 @@ def _metadata(
         meta["labels"] = all_labels
     if spec.annotations:
         meta["annotations"] = dict(spec.annotations)
-    if owner is not None:
-        meta["ownerReferences"] = [copy.deepcopy(owner)]
     return meta

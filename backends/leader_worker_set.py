@@ -3,7 +3,6 @@ leader pod and nodeCount-1 worker pods, gang-scheduled by Volcano through a PodG
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from api.v1alpha1 import DynamoComponentDeployment
@@ -22,7 +21,6 @@ def leader_worker_sets(
     dcd: DynamoComponentDeployment,
     ctx: PodContext,
     *,
-    owner: Json | None = None,
     service_account: str = "default",
 ) -> list[Json]:
     """For each replica i: LeaderWorkerSet `<dcd>-<i>` and, with Volcano, PodGroup `<dcd>-<i>`."""
@@ -33,8 +31,8 @@ def leader_worker_sets(
     for index in range(replicas):
         name = f"{base}-{index}"
         if ctx.settings.volcano_enabled:
-            objects.append(_pod_group(dcd, name, index, nodes, owner))
-        meta = object_metadata(dcd, name, owner)
+            objects.append(_pod_group(dcd, name, index, nodes))
+        meta = object_metadata(dcd, name)
         meta["labels"] = {**meta.get("labels", {}), constants.LABEL_INSTANCE_ID: str(index)}
         leader = _template(dcd, ctx, Role("leader", name, 1, nodes), name, index, service_account)
         worker = _template(
@@ -88,16 +86,12 @@ def _template(
     return {"metadata": metadata, "spec": pod}
 
 
-def _pod_group(
-    dcd: DynamoComponentDeployment, name: str, index: int, nodes: int, owner: Json | None
-) -> Json:
+def _pod_group(dcd: DynamoComponentDeployment, name: str, index: int, nodes: int) -> Json:
     meta: Json = {
         "name": name,
         "namespace": dcd.metadata.get("namespace", ""),
         "labels": {**labels.dcd_object_labels(dcd), constants.LABEL_INSTANCE_ID: str(index)},
     }
-    if owner is not None:
-        meta["ownerReferences"] = [copy.deepcopy(owner)]
     return {
         "apiVersion": constants.VOLCANO_API_VERSION,
         "kind": "PodGroup",

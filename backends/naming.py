@@ -17,6 +17,7 @@ __all__ = [
     "leader_role",
     "model_hash",
     "model_service_name",
+    "model_service_name_for_hash",
     "worker_role",
 ]
 
@@ -42,7 +43,11 @@ def model_hash(model: str) -> str:
 
 def model_service_name(model: str) -> str:
     """Name of the headless Service through which a base model's endpoints are discovered."""
-    return f"dynamo-model-{model_hash(model)}"
+    return model_service_name_for_hash(model_hash(model))
+
+
+def model_service_name_for_hash(digest: str) -> str:
+    return f"dynamo-model-{digest}"
 
 
 def discovery_service_account(graph: str) -> str:

@@ -1,8 +1,9 @@
 """Everything the operator would create for a manifest, computed without a cluster.
 
 `render` takes one object as JSON (a DynamoGraphDeployment or a DynamoComponentDeployment) and
-returns the objects the controllers would write for it, parents before children, without
-owner references (those need the stored parents' UIDs).
+returns the objects the controllers would write for it, parents before children. Like every
+builder's output they carry no owner references: the operator's child writer adds those when it
+creates a child, from the stored parent's UID.
 """
 
 from __future__ import annotations
@@ -11,26 +12,19 @@ import copy
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from api.convert import ConversionError, dump, load
+from api.convert import dump
+from api.errors import InvalidObject
+from api.load import load_valid
 from api.v1alpha1 import DynamoComponentDeployment, DynamoGraphDeployment
-from api.validation import validate
-from backends import constants
 from backends.component_deployment import component_deployments
 from backends.component_workload import component_objects
 from backends.errors import GenerationError
-from backends.graph_objects import (
-    discovery_rbac,
-    persistent_volume_claims,
-    scaling_adapters,
-    uses_discovery,
-)
-from backends.grove import grove_objects
-from backends.multinode import node_count
+from backends.graph_children import graph_children, uses_grove
 from backends.settings import OperatorSettings
 
 Json = dict[str, Any]
 
-__all__ = ["render", "render_all", "uses_grove"]
+__all__ = ["render", "render_all"]
 
 # Kinds whose controllers create nothing that can be shown.
 _NO_CHILDREN = ("DynamoGraphDeploymentScalingAdapter", "DynamoModel")
@@ -73,26 +67,15 @@ def render(
     raise GenerationError(f"cannot render kind {kind!r}")
 
 
-def uses_grove(dgd: DynamoGraphDeployment, settings: OperatorSettings) -> bool:
-    """Grove runs the graph when installed, unless the graph opts out by annotation."""
-    annotations = dgd.metadata.get("annotations") or {}
-    opted_out = annotations.get(constants.ANNOTATION_ENABLE_GROVE, "").lower() == "false"
-    return settings.grove_enabled and not opted_out
-
-
 def _graph(
     dgd: DynamoGraphDeployment,
     settings: OperatorSettings,
     pull_secrets: Mapping[str, Sequence[str]] | None,
 ) -> list[Json]:
-    objects = [*persistent_volume_claims(dgd), *scaling_adapters(dgd)]
-    if uses_discovery(dgd, settings.discovery_backend):
-        objects += discovery_rbac(dgd)
+    desired = graph_children(dgd, settings, pull_secrets=pull_secrets)
+    objects = [o for o in desired.objects() if o["kind"] != "DynamoComponentDeployment"]
     if uses_grove(dgd, settings):
-        return objects + grove_objects(dgd, settings, pull_secrets=pull_secrets)
-    services = (dgd.spec.services or {}).values()
-    if not settings.lws_enabled and any(node_count(s) > 1 for s in services):
-        raise GenerationError("no multinode orchestrator available")
+        return objects
     for dcd in component_deployments(dgd, settings):
         objects.append(dump(dcd))
         objects += component_objects(dcd, settings, pull_secrets=pull_secrets)
@@ -114,13 +97,7 @@ def _unique(objects: Iterable[Json]) -> list[Json]:
 
 def _load(cls: type[T], data: Json) -> T:
     try:
-        obj = load(cls, data)
-    except ConversionError as exc:
-        raise GenerationError(str(exc)) from None
-    errors = validate(obj)
-    if errors:
-        name = data["metadata"].get("name", "")
-        raise GenerationError(
-            f"invalid {data.get('kind')} {name}: " + "; ".join(str(e) for e in errors)
-        )
-    return obj
+        return load_valid(cls, data)
+    except InvalidObject as err:
+        name = f" {data['metadata'].get('name', '')}" if err.converted else ""
+        raise GenerationError(f"invalid {data.get('kind')}{name}: {err}") from None

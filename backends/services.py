@@ -3,7 +3,6 @@ through which DynamoModel finds the pods serving it."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
@@ -42,7 +41,6 @@ def component_service(
     annotations: dict[str, str] | None = None,
     discovery: bool,
     leader_only: bool = False,
-    owner: Json | None = None,
 ) -> Json:
     """The Service of a component. It selects the pods of the component's type in its Dynamo
     namespace (or, for a component without a type, the component's own pods); `leader_only`
@@ -64,8 +62,6 @@ def component_service(
     meta: Json = {"name": name, "namespace": namespace, "labels": svc_labels}
     if annotations:
         meta["annotations"] = dict(annotations)
-    if owner is not None:
-        meta["ownerReferences"] = [copy.deepcopy(owner)]
     return {
         "apiVersion": "v1",
         "kind": "Service",
@@ -74,7 +70,7 @@ def component_service(
     }
 
 
-def model_service(model: str, namespace: str, owner: Json | None = None) -> Json:
+def model_service(model: str, namespace: str) -> Json:
     """The headless Service of a base model; its EndpointSlices list every pod serving it."""
     digest = naming.model_hash(model)
     meta: Json = {
@@ -86,8 +82,6 @@ def model_service(model: str, namespace: str, owner: Json | None = None) -> Json
         },
         "annotations": {constants.ANNOTATION_BASE_MODEL: model},
     }
-    if owner is not None:
-        meta["ownerReferences"] = [copy.deepcopy(owner)]
     return {
         "apiVersion": "v1",
         "kind": "Service",

@@ -14,7 +14,7 @@ from backend_cases import IMAGE, SETTINGS, component, graph, main_of
 from api.convert import dump
 from api.v1alpha1 import IngressSpec, IngressTLSSpec
 from backends import naming
-from backends.component_deployment import component_deployment, owner_reference
+from backends.component_deployment import component_deployment
 from backends.component_workload import component_objects
 from backends.deployment import deployment_strategy
 from backends.errors import GenerationError
@@ -176,22 +176,6 @@ def test_invalid_legacy_deployment_config_is_an_error() -> None:
     dgd = graph({"s": {}}, envs=[{"name": "DYN_DEPLOYMENT_CONFIG", "value": "{nope"}])
     with pytest.raises(GenerationError, match=r"^invalid DYN_DEPLOYMENT_CONFIG JSON: "):
         component_deployment(dgd, "s", SETTINGS)
-
-
-def test_owner_references_are_set_only_when_given() -> None:
-    dgd = graph({"Frontend": _frontend()})
-    owner = owner_reference(
-        {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
-         "metadata": {"name": "graph", "uid": "u-1"}}
-    )  # fmt: skip
-    dcd = component_deployment(dgd, "Frontend", SETTINGS, owner)
-    assert dcd.metadata["ownerReferences"] == [
-        {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment", "name": "graph",
-         "uid": "u-1", "controller": True, "blockOwnerDeletion": True}
-    ]  # fmt: skip
-    children = component_objects(dcd, SETTINGS, owner=owner)
-    assert all(c["metadata"]["ownerReferences"] == [owner] for c in children)
-    assert all("ownerReferences" not in c["metadata"] for c in component_objects(dcd, SETTINGS))
 
 
 # --- Deployment ----------------------------------------------------------------------------

@@ -1,0 +1,156 @@
+"""Everything a DynamoGraphDeployment should have, in one pure call.
+
+`graph_children` returns the graph's whole desired set: the Planner's shared RBAC (cluster-wide
+mode), the PVCs it asks to create (and those it only uses), the scaling adapters, the RBAC of
+Kubernetes discovery, and the workloads: one DCD per service, or on the Grove path one
+PodCliqueSet with its Services and Ingresses and the replicas of its cliques. The reconciler
+hands the set to the child writer once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from api.convert import dump
+from api.v1alpha1 import DynamoComponentDeploymentSharedSpec, DynamoGraphDeployment
+from backends import constants
+from backends.children import Child, DesiredChildren, Kind, ObjectRef, Write, owned
+from backends.component_deployment import component_deployments
+from backends.errors import GenerationError
+from backends.graph_objects import (
+    discovery_rbac,
+    persistent_volume_claims,
+    scaling_adapters,
+    uses_discovery,
+)
+from backends.grove import grove_objects
+from backends.multinode import node_count
+from backends.planner_rbac import planner_role_binding, planner_service_account
+from backends.settings import OperatorSettings
+
+Json = dict[str, Any]
+
+__all__ = ["NO_ORCHESTRATOR", "graph_children", "grove_workload", "pruned_kinds", "uses_grove"]
+
+NO_ORCHESTRATOR = (
+    "no multinode orchestrator available: service(s) {services} need several nodes; install "
+    "LeaderWorkerSet (leaderworkerset.x-k8s.io) or Grove (grove.io) and restart the operator"
+)
+
+_V1, _RBAC = "v1", "rbac.authorization.k8s.io/v1"
+_DCD: Kind = (constants.DYNAMO_API_VERSION, "DynamoComponentDeployment")
+_ADAPTER: Kind = (constants.DYNAMO_API_VERSION, "DynamoGraphDeploymentScalingAdapter")
+_POD_CLIQUE_SET: Kind = (constants.GROVE_API_VERSION, "PodCliqueSet")
+
+
+def uses_grove(dgd: DynamoGraphDeployment, settings: OperatorSettings) -> bool:
+    """Grove runs the graph when installed, unless the graph opts out by annotation."""
+    annotations = dgd.metadata.get("annotations") or {}
+    opted_out = annotations.get(constants.ANNOTATION_ENABLE_GROVE, "").lower() == "false"
+    return settings.grove_enabled and not opted_out
+
+
+def graph_children(
+    dgd: DynamoGraphDeployment,
+    settings: OperatorSettings,
+    *,
+    tokens: Mapping[str, str | None] | None = None,
+    planner_cluster_role: str = "",
+    pull_secrets: Mapping[str, Sequence[str]] | None = None,
+) -> DesiredChildren:
+    """The graph's desired children. `tokens`: the restart token each service's workload
+    carries; `planner_cluster_role`: bind the Planner's account to it (cluster-wide mode);
+    `pull_secrets`: registry host -> Secret names, for the pods of the Grove path.
+    Raises GenerationError for a graph that cannot run under these settings."""
+    tokens = tokens or {}
+    namespace = str(dgd.metadata.get("namespace", ""))
+    children: list[Child] = []
+    if planner_cluster_role:
+        children += [
+            Child(planner_service_account(namespace), Write.UNOWNED),
+            Child(planner_role_binding(namespace, planner_cluster_role), Write.UNOWNED,
+                  immutable=("roleRef",)),
+        ]
+    # A claim of that name that exists already is used as it is, whoever made it.
+    children += [Child(c, Write.CREATE_ONLY, shared_labels=())
+                 for c in persistent_volume_claims(dgd)]
+    children += [Child(a, Write.CREATE_ONLY) for a in scaling_adapters(dgd)]
+    if uses_discovery(dgd, settings.discovery_backend):
+        children += [Child(o) for o in discovery_rbac(dgd)]
+    if uses_grove(dgd, settings):
+        children += _grove(dgd, settings, tokens, pull_secrets)
+    else:
+        children += _components(dgd, settings, tokens)
+    required = tuple(ObjectRef(_V1, "PersistentVolumeClaim", p.name) for p in dgd.spec.pvcs or []
+                     if p.name and not p.create)
+    return DesiredChildren(tuple(children), pruned_kinds(settings), required)
+
+
+def pruned_kinds(settings: OperatorSettings) -> tuple[Kind, ...]:
+    """Kinds a graph may own under these settings: whatever of them it owns and no longer
+    wants is deleted (the DCDs after a switch to Grove, the PodCliqueSet after a switch back)."""
+    kinds = [_ADAPTER, (_V1, "ServiceAccount"), (_RBAC, "Role"), (_RBAC, "RoleBinding"), _DCD]
+    if settings.grove_enabled:
+        kinds += [_POD_CLIQUE_SET, (_V1, "Service"), ("networking.k8s.io/v1", "Ingress")]
+        if settings.virtual_service_gateway:
+            kinds.append(("networking.istio.io/v1beta1", "VirtualService"))
+    return tuple(kinds)
+
+
+def grove_workload(graph: str, service: str, spec: DynamoComponentDeploymentSharedSpec) -> Kind:
+    """The Grove object that runs a service, `<graph>-0-<service>`: a PodClique, or a
+    PodCliqueScalingGroup when the service spans several nodes; (kind, name)."""
+    name = f"{graph}-0-{service.lower()}"
+    return ("PodCliqueScalingGroup" if node_count(spec) > 1 else "PodClique"), name
+
+
+def _components(dgd: DynamoGraphDeployment, settings: OperatorSettings,
+                tokens: Mapping[str, str | None]) -> list[Child]:
+    services = dgd.spec.services or {}
+    if not settings.lws_enabled:
+        multinode = sorted(k for k, s in services.items() if node_count(s) > 1)
+        if multinode:
+            raise GenerationError(NO_ORCHESTRATOR.format(services=", ".join(multinode)))
+    children = []
+    for dcd in component_deployments(dgd, settings):
+        obj = dump(dcd)
+        token = tokens.get(str(obj["spec"]["serviceName"]))
+        if token:
+            obj["spec"]["annotations"] = {**(obj["spec"].get("annotations") or {}),
+                                          constants.ANNOTATION_RESTART_AT: token}
+        children.append(Child(obj))
+    return children
+
+
+def _grove(dgd: DynamoGraphDeployment, settings: OperatorSettings,
+           tokens: Mapping[str, str | None],
+           pull_secrets: Mapping[str, Sequence[str]] | None) -> list[Child]:
+    objects = grove_objects(dgd, settings, pull_secrets=pull_secrets)
+    for obj in objects:
+        if obj["kind"] == "PodCliqueSet":
+            _set_tokens(obj, tokens)
+    children = owned(objects)
+    graph = str(dgd.metadata.get("name", ""))
+    namespace = str(dgd.metadata.get("namespace", ""))
+    # Grove creates the cliques; their replicas belong to whoever scales them, so the graph's
+    # replicas reach them through the scale subresource.
+    for service, spec in sorted((dgd.spec.services or {}).items()):
+        if spec.replicas is None:
+            continue
+        kind, name = grove_workload(graph, service, spec)
+        children.append(Child({
+            "apiVersion": constants.GROVE_API_VERSION, "kind": kind,
+            "metadata": {"name": name, "namespace": namespace},
+            "spec": {"replicas": spec.replicas},
+        }, Write.SCALE))
+    return children
+
+
+def _set_tokens(pcs: Json, tokens: Mapping[str, str | None]) -> None:
+    for clique in ((pcs.get("spec") or {}).get("template") or {}).get("cliques") or []:
+        token = tokens.get((clique.get("labels") or {}).get(constants.LABEL_COMPONENT, ""))
+        if token:
+            clique["annotations"] = {**(clique.get("annotations") or {}),
+                                     constants.ANNOTATION_RESTART_AT: token}
+
