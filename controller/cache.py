@@ -8,11 +8,12 @@ informer and wait for it to sync, as controller-runtime's cache does.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from .client import KubeClient
 from .errors import NotFound
-from .informer import Informer, Transform, WatchSettings
+from .informer import Informer, Transform, WatchSettings, strip_managed_fields
 from .resource import Resource
 from .store import IndexFunc
 
@@ -22,40 +23,51 @@ InformerKey = tuple[str, str, str, str | None]
 
 
 class Cache:
-    """Owns the informers of one manager; `run` drives them all until cancelled."""
+    """Owns the informers of one manager; `run` drives them all until cancelled.
+
+    The shape of what is cached is fixed here, once, as controller-runtime's
+    `cache.Options.ByObject` does: `by_object` gives a resource its own transform, replacing
+    `transform`, which applies to every other resource (None keeps objects whole).
+    """
 
     def __init__(self, client: KubeClient, *, namespace: str | None = None,
                  settings: WatchSettings | None = None,
-                 transform: Transform | None = None) -> None:
+                 transform: Transform | None = strip_managed_fields,
+                 by_object: Mapping[Resource, Transform] | None = None) -> None:
         self.client = client
         self.namespace = namespace
         self.settings = settings or WatchSettings()
         self.transform = transform
+        # Keyed as informers are, so that a Resource spelled with another kind still matches.
+        self._by_object = {_identity(r): t for r, t in (by_object or {}).items()}
         self._informers: dict[InformerKey, Informer] = {}
         self._to_start: asyncio.Queue[Informer] = asyncio.Queue()
         self._running = False
 
     def informer(self, resource: Resource, namespace: str | None = None, *,
-                 transform: Transform | None = None,
                  indexers: dict[str, IndexFunc] | None = None) -> Informer:
         """The shared informer of a resource (created on first use).
 
-        `namespace` defaults to the cache's scope; a transform only applies to the informer
-        it creates, the first caller's wins.
+        `namespace` defaults to the cache's scope. `indexers` are added to the informer, new
+        or not; a name already taken by a different function raises ValueError.
         """
         scope = namespace if namespace is not None else self.namespace
         scope = scope if resource.namespaced else None
-        key = (resource.group, resource.version, resource.plural, scope)
+        key = (*_identity(resource), scope)
         informer = self._informers.get(key)
         if informer is None:
             informer = Informer(self.client, resource, scope,
-                                transform=transform or self.transform, indexers=indexers,
+                                transform=self.transform_for(resource), indexers=indexers,
                                 settings=self.settings)
             self._informers[key] = informer
             self._to_start.put_nowait(informer)
         elif indexers:
             informer.add_indexers(indexers)
         return informer
+
+    def transform_for(self, resource: Resource) -> Transform | None:
+        """The transform every cached object of `resource` goes through."""
+        return self._by_object.get(_identity(resource), self.transform)
 
     @property
     def informers(self) -> list[Informer]:
@@ -84,11 +96,16 @@ class Cache:
 
     async def get(self, resource: Resource, namespace: str | None, name: str) -> Json:
         """The cached object; NotFound if the cache does not hold it."""
-        informer = await self._synced(resource)
-        obj = informer.store.get(namespace if resource.namespaced else None, name)
+        obj = await self.get_or_none(resource, namespace, name)
         if obj is None:
             raise NotFound(message=f'{resource.plural} "{name}" not found')
         return obj
+
+    async def get_or_none(self, resource: Resource, namespace: str | None,
+                          name: str) -> Json | None:
+        """The cached object, or None if the cache does not hold it."""
+        informer = await self._synced(resource)
+        return informer.store.get(namespace if resource.namespaced else None, name)
 
     async def list(self, resource: Resource, namespace: str | None = None, *,
                    labels: dict[str, str] | None = None) -> JsonList:
@@ -108,6 +125,10 @@ class Cache:
         if not informer.has_synced:
             await informer.wait_for_sync()
         return informer
+
+
+def _identity(resource: Resource) -> tuple[str, str, str]:
+    return (resource.group, resource.version, resource.plural)
 
 
 def _has_labels(obj: Json, wanted: dict[str, str]) -> bool:

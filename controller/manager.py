@@ -47,7 +47,10 @@ class ManagerConfig:
     watch: WatchSettings = field(default_factory=WatchSettings)
     #: Restrict every informer to one namespace (None: all namespaces).
     namespace: str | None = None
+    #: What every cached object goes through, unless `by_object` names its resource.
     transform: Transform | None = strip_managed_fields
+    #: A resource's own transform, replacing `transform` (controller-runtime's ByObject).
+    by_object: dict[Resource, Transform] = field(default_factory=dict)
     status_host: str = "0.0.0.0"
     status_port: int = 8081
     #: A separate /metrics listener (controller-runtime's `--metrics-bind-address`); None
@@ -67,7 +70,7 @@ class Manager:
         self.config = config
         self.metrics = metrics
         self.cache = Cache(client, namespace=config.namespace, settings=config.watch,
-                           transform=config.transform)
+                           transform=config.transform, by_object=config.by_object)
         self.controllers: list[Controller] = []
         self.elector: LeaderElector | None = None
         self.metrics_server: StatusServer | None = None

@@ -59,15 +59,22 @@ class Store:
     def __init__(self, indexers: dict[str, IndexFunc] | None = None) -> None:
         self._items: dict[str, Json] = {}
         self._indexers: dict[str, IndexFunc] = dict(DEFAULT_INDEXERS)
-        self._indexers.update(indexers or {})
         self._indices: dict[str, dict[str, set[str]]] = {name: {} for name in self._indexers}
+        self.add_indexers(indexers or {})
 
     def add_indexers(self, indexers: dict[str, IndexFunc]) -> None:
-        """Add index functions, indexing what is already stored."""
+        """Add index functions, indexing what is already stored.
+
+        Adding the same function under the same name again is a no-op; a different function
+        under a taken name raises ValueError, since one of the two callers would read an
+        index that is not the one it asked for.
+        """
         for name, fn in indexers.items():
             if name in self._indexers:
                 if self._indexers[name] is not fn:
-                    raise ValueError(f"index {name!r} already exists")
+                    raise ValueError(f"index {name!r} already exists with another function"
+                                     f" ({_describe(self._indexers[name])}, not"
+                                     f" {_describe(fn)})")
                 continue
             self._indexers[name] = fn
             self._indices[name] = {}
@@ -141,3 +148,7 @@ class Store:
                     keys.discard(key)
                     if not keys:
                         del index[value]
+
+
+def _describe(fn: IndexFunc) -> str:
+    return str(getattr(fn, "__qualname__", None) or repr(fn))
