@@ -66,7 +66,7 @@ def prepare_for_create(rt: ResourceType, obj: Json) -> None:
         obj.setdefault("spec", {})["finalizers"] = ["kubernetes"]
         obj["status"] = {"phase": "Active"}
     elif rt.kind == "Pod":
-        _admit_pod(obj)
+        _default_new_pod(obj)
         obj["status"] = {"phase": "Pending", "qosClass": _qos_class(obj)}
     elif rt.kind == "PersistentVolumeClaim":
         obj["status"] = {"phase": "Pending"}
@@ -76,32 +76,13 @@ def prepare_for_create(rt: ResourceType, obj: Json) -> None:
         obj["status"] = {}
 
 
-#: Tolerations the DefaultTolerationSeconds admission plugin adds to every pod.
-_DEFAULT_TOLERATIONS = [
-    {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
-     "tolerationSeconds": 300},
-    {"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute",
-     "tolerationSeconds": 300},
-]
-
-
-def _admit_pod(pod: Json) -> None:
-    """What admission plugins and pod-only defaulting add to a new pod: the service account,
-    priority, default tolerations, service links, and requests defaulted from limits."""
+def _default_new_pod(pod: Json) -> None:
+    """The defaults a new pod gets besides admission (`admission.pods`): service links on, and
+    requests defaulted from limits (SetDefaults_Pod)."""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return
-    account = spec.get("serviceAccountName") or spec.get("serviceAccount") or "default"
-    spec["serviceAccountName"] = spec["serviceAccount"] = account
     spec.setdefault("enableServiceLinks", True)
-    if not spec.get("priorityClassName"):
-        spec.setdefault("priority", 0)
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-    tolerations = spec.setdefault("tolerations", [])
-    if isinstance(tolerations, list):
-        keys = {t.get("key") for t in tolerations if isinstance(t, dict)
-                and t.get("effect") in (None, "", "NoExecute")}
-        tolerations.extend(dict(t) for t in _DEFAULT_TOLERATIONS if t["key"] not in keys)
     for key in ("containers", "initContainers"):
         for container in spec.get(key) or []:
             resources = container.get("resources") if isinstance(container, dict) else None

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from . import admission, builtin_rules, patch, schema
 from . import apply as ssa
-from . import builtin_rules, patch, schema
 from .errors import (
     ApiError,
     Cause,
@@ -96,29 +96,6 @@ class Operations:
         api_version = f"{rt.group}/{storage_version}" if rt.group else storage_version
         obj["apiVersion"] = api_version
         return obj
-
-    def _require_namespace(self, rt: ResourceType, namespace: str, creating: bool,
-                           name: str = "") -> None:
-        if not rt.namespaced:
-            return
-        ns = self.storage.get(("", "namespaces"), "", namespace)
-        if ns is None:
-            raise not_found("", "namespaces", namespace)
-        if creating and ns["metadata"].get("deletionTimestamp"):
-            # NamespaceLifecycle admission: the name as requested (before generateName).
-            subject = f'{rt.group_resource} "{name}"' if name else rt.group_resource
-            details: Json = {"name": name} if name else {}
-            if rt.group:
-                details["group"] = rt.group
-            raise ApiError(
-                403, "Forbidden",
-                f'{subject} is forbidden: unable to create new content in namespace'
-                f' {namespace} because it is being terminated',
-                {**details, "kind": rt.plural, "causes": [{
-                    "reason": "NamespaceTerminating",
-                    "message": f"namespace {namespace} is being terminated",
-                    "field": "metadata.namespace"}]},
-            )
 
     def _check_body(self, rt: ResourceType, body: Any, namespace: str) -> Json:
         if not isinstance(body, dict):
@@ -303,7 +280,7 @@ class Operations:
             meta["name"] = str(meta["generateName"])[:58] + suffix
         if rt.namespaced and not namespace:
             raise bad_request("the namespace of the object could not be determined")
-        self._require_namespace(rt, namespace, creating=True, name=requested_name)
+        admission.admit_create(self.storage, rt, namespace, requested_name, obj)
         for key in _SERVER_OWNED_META:
             meta.pop(key, None)
         meta["uid"] = str(uuid.uuid4())
@@ -508,9 +485,7 @@ class Operations:
                            f"Precondition failed: ResourceVersion in precondition:"
                            f" {pre['resourceVersion']}, ResourceVersion in object meta:"
                            f" {old['metadata']['resourceVersion']}")
-        if rt.kind == "Namespace" and name in ("default", "kube-system", "kube-public"):
-            raise ApiError(403, "Forbidden", f'namespaces "{name}" is forbidden: this namespace'
-                           " may not be deleted", {"name": name, "kind": "namespaces"})
+        admission.admit_delete(rt, name)
         policy = options.get("propagationPolicy") or _default_propagation(rt, old, options)
         if policy not in ("Background", "Foreground", "Orphan"):
             raise invalid_object("meta.k8s.io", "DeleteOptions", "", [Cause(
