@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: venv test lint quickstart cluster clean
+.PHONY: venv test lint quickstart cluster image clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,13 @@ cluster: venv
 # deploy/examples/vllm-agg.yaml, Ready; runs until Ctrl-C (state in .localcluster/).
 quickstart: venv
 	$(BIN)/python -m hack.quickstart
+
+# The production image (Dockerfile), tagged and labelled with pyproject's version.
+DOCKER  ?= docker
+IMAGE   ?= dynamo-operator
+VERSION  = $(shell $(PYTHON) -c 'import tomllib; print(tomllib.load(open("pyproject.toml", "rb"))["project"]["version"])')
+image:
+	$(DOCKER) build --label org.opencontainers.image.version=$(VERSION) -t $(IMAGE):$(VERSION) .
 
 clean:
 	rm -rf $(VENV) .localcluster .pytest_cache .mypy_cache .ruff_cache
