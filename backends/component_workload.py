@@ -1,5 +1,6 @@
 """Everything a DynamoComponentDeployment runs on: its Deployment (or LeaderWorkerSets), its
-Service, the headless Service of its model, and its Ingress or VirtualService."""
+Service, the headless Service of its model, and its Ingress or VirtualService; and that as the
+desired set the child writer applies."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from api.v1alpha1 import DynamoComponentDeployment
 from backends import constants, labels, naming
+from backends.children import DesiredChildren, Kind, owned
 from backends.context import PodContext, discovery_backend
 from backends.deployment import deployment
 from backends.errors import GenerationError
@@ -19,7 +21,7 @@ from backends.settings import OperatorSettings
 
 Json = dict[str, Any]
 
-__all__ = ["component_objects", "component_pod_context"]
+__all__ = ["component_children", "component_kinds", "component_objects", "component_pod_context"]
 
 
 def component_pod_context(
@@ -89,3 +91,32 @@ def component_objects(
         if exposed is not None:
             objects.append(exposed)
     return objects
+
+
+def component_children(
+    dcd: DynamoComponentDeployment,
+    settings: OperatorSettings,
+    *,
+    pull_secrets: Mapping[str, Sequence[str]] | None = None,
+    service_account: str = "default",
+) -> DesiredChildren:
+    """The DCD's desired set for the child writer: its objects (the model Service shared with
+    every component serving the model) and the kinds it may own under these settings."""
+    objects = component_objects(dcd, settings, pull_secrets=pull_secrets,
+                                service_account=service_account)
+    return DesiredChildren(tuple(owned(objects)), component_kinds(settings))
+
+
+def component_kinds(settings: OperatorSettings) -> tuple[Kind, ...]:
+    """Kinds a DCD may own under these settings (optional APIs only when installed); what it
+    owns of them and no longer wants is deleted, such as the Deployment of a component that
+    became multinode, or what the original operator made and we do not (its debug Services)."""
+    kinds: list[Kind] = [("apps/v1", "Deployment"), ("v1", "Service"),
+                         ("networking.k8s.io/v1", "Ingress")]
+    if settings.lws_enabled:
+        kinds.append((constants.LWS_API_VERSION, "LeaderWorkerSet"))
+        if settings.volcano_enabled:
+            kinds.append((constants.VOLCANO_API_VERSION, "PodGroup"))
+    if settings.virtual_service_gateway:
+        kinds.append((constants.ISTIO_API_VERSION, "VirtualService"))
+    return tuple(kinds)

@@ -2,8 +2,9 @@
 
 A Deployment that is "1/2 available" does not say whether the second pod waits for a GPU, cannot
 pull its image or crash-loops; users had to dig through pods to find out. The DCD reconciler
-reads its pods from a trimmed Pod informer (metadata and status, no spec: most of a pod's size)
-and names the first problem it finds in the Available condition's message.
+reads its pods from the cache, trimmed by `trim_pod` (metadata and status, no spec: most of a
+pod's size), and reports the first problem it finds as the Available condition's reason, with
+the story in its message.
 
 Pods are found through an index: a Deployment's pods carry `nvidia.com/selector=<dcd>`, a
 LeaderWorkerSet's pods `leaderworkerset.sigs.k8s.io/name=<dcd>-<i>`.
@@ -12,12 +13,17 @@ LeaderWorkerSet's pods `leaderworkerset.sigs.k8s.io/name=<dcd>-<i>`.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from backends import constants
 from controller.cache import Cache
-from controller.informer import Informer
 from controller.reconcile import Request
+from reconcilers.machinery.availability import (
+    CONTAINER_FAILURE_REASONS,
+    IMAGE_PULL_REASONS,
+    UNSCHEDULABLE,
+)
 from reconcilers.machinery.resources import PODS
 
 Json = dict[str, Any]
@@ -31,11 +37,6 @@ _KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "labels", "owne
 _KEPT_STATUS = ("phase", "conditions", "podIP", "podIPs", "reason", "message", "hostIP",
                 "startTime")
 _KEPT_CONTAINER = ("name", "ready", "restartCount", "state", "started")
-#: Container waiting reasons that do not clear up on their own.
-_IMAGE_REASONS = frozenset({"ErrImagePull", "ImagePullBackOff", "InvalidImageName",
-                            "ErrImageNeverPull", "RegistryUnavailable"})
-_FAILING_REASONS = frozenset({"CrashLoopBackOff", "CreateContainerConfigError",
-                              "CreateContainerError", "RunContainerError"})
 _INSTANCE_SUFFIX = re.compile(r"-\d+$")
 _MAX_MESSAGE = 300
 
@@ -83,38 +84,46 @@ def pods_to_components(pod: Json) -> list[Request]:
     return [Request(pod["metadata"].get("namespace", ""), name)] if name else []
 
 
-def pod_informer(cache: Cache) -> Informer:
-    """The shared Pod informer, trimmed (if we create it) and indexed by component."""
-    return cache.informer(PODS, transform=trim_pod, indexers={COMPONENT_INDEX: _index})
+def index_pods(cache: Cache) -> None:
+    """Index the cache's Pods by component (before the cache starts)."""
+    cache.informer(PODS, indexers={COMPONENT_INDEX: _index})
 
 
-async def first_problem(cache: Cache, namespace: str, component: str) -> str | None:
-    """A sentence about the first pod of the component that is stuck, or None."""
+@dataclass(frozen=True)
+class PodProblem:
+    """What blocks a pod: a reason of `machinery.availability` and a sentence for people."""
+
+    reason: str
+    message: str
+
+
+async def first_problem(cache: Cache, namespace: str, component: str) -> PodProblem | None:
+    """What blocks the first pod of the component that is stuck, or None."""
     pods = await cache.by_index(PODS, COMPONENT_INDEX, f"{namespace}/{component}")
     for pod in sorted(pods, key=lambda p: str(p["metadata"]["name"])):
         if pod["metadata"].get("deletionTimestamp"):
             continue
         problem = _problem(pod)
         if problem:
-            return problem[:_MAX_MESSAGE]
+            return PodProblem(problem.reason, problem.message[:_MAX_MESSAGE])
     return None
 
 
-def _problem(pod: Json) -> str | None:
+def _problem(pod: Json) -> PodProblem | None:
     name = pod["metadata"]["name"]
     status = pod.get("status") or {}
     for key in ("initContainerStatuses", "containerStatuses"):
         for container in status.get(key) or []:
             waiting = (container.get("state") or {}).get("waiting") or {}
             reason = waiting.get("reason", "")
-            if reason in _IMAGE_REASONS or reason in _FAILING_REASONS:
+            if reason in IMAGE_PULL_REASONS or reason in CONTAINER_FAILURE_REASONS:
                 detail = waiting.get("message", "")
                 text = f"pod {name} container {container.get('name')}: {reason}"
-                return f"{text}: {detail}" if detail else text
+                return PodProblem(reason, f"{text}: {detail}" if detail else text)
     for condition in status.get("conditions") or []:
         if (condition.get("type") == "PodScheduled" and condition.get("status") == "False"
                 and condition.get("reason") == "Unschedulable"):
             detail = condition.get("message", "")
             text = f"pod {name} is unschedulable"
-            return f"{text}: {detail}" if detail else text
+            return PodProblem(UNSCHEDULABLE, f"{text}: {detail}" if detail else text)
     return None

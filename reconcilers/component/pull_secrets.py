@@ -1,10 +1,11 @@
-"""Image pull secrets by registry host, from a trimmed Secret informer.
+"""Image pull secrets by registry host, from the cache's trimmed Secrets.
 
 Pods get the `kubernetes.io/dockerconfigjson` Secrets of their namespace whose registries
-include the host of their image. Only that much is needed, so the Secret informer's transform
-keeps each Secret's metadata and, for docker-config Secrets, the registry hosts it holds
-credentials for: no credentials ever stay in the operator's memory, and other Secrets cost a
-few hundred bytes each. The index is read per reconcile from the cache, so a Secret added
+include the host of their image. Only that much is needed, so `trim_secret`, the transform the
+cache applies to Secrets (see `reconcilers.component.CACHE_TRANSFORMS`), keeps each Secret's
+metadata and, for docker-config Secrets, the registry hosts it holds credentials for: no
+credentials ever stay in the operator's memory, and other Secrets cost a few hundred bytes
+each. The index is read per reconcile from the cache, so a Secret added
 later is picked up by the next reconcile of each component (level-based, no timer needed).
 """
 
@@ -14,7 +15,6 @@ from typing import Any
 
 from backends.pull_secrets import SECRET_TYPE, index_secrets
 from controller.cache import Cache
-from controller.informer import Informer
 from reconcilers.machinery.resources import SECRETS
 
 Json = dict[str, Any]
@@ -42,22 +42,12 @@ def trim_secret(secret: Json) -> Json:
     return trimmed
 
 
-def secret_informer(cache: Cache) -> Informer:
-    """The shared Secret informer, trimmed (if we are the first to ask for it)."""
-    return cache.informer(SECRETS, transform=trim_secret)
-
-
 async def pull_secrets_of(cache: Cache, namespace: str) -> dict[str, list[str]]:
     """Registry host -> names of the namespace's docker-config Secrets, by Secret name."""
     by_host: dict[str, list[str]] = {}
     for secret in await cache.list(SECRETS, namespace):
         if secret.get("type") != SECRET_TYPE or secret["metadata"].get("deletionTimestamp"):
             continue
-        hosts = secret.get(HOSTS_KEY)
-        if hosts is None:
-            # Someone else created the informer untrimmed: read the hosts from the data.
-            trimmed = trim_secret(secret)
-            hosts = trimmed.get(HOSTS_KEY, [])
-        for host in hosts:
+        for host in secret.get(HOSTS_KEY) or []:
             by_host.setdefault(host, []).append(secret["metadata"]["name"])
     return by_host

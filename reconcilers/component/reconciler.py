@@ -20,29 +20,34 @@ first appears. A no-op reconcile makes no write and no event.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from typing import Any, NamedTuple
 
-import structlog
-
-from api.convert import load
-from api.errors import ConversionError
+from api.errors import InvalidObject
+from api.load import load_valid
 from api.v1alpha1 import DynamoComponentDeployment
-from api.validation import validate
+from backends.children import DesiredChildren
 from backends.errors import GenerationError
 from backends.multinode import node_count
-from controller.errors import ApiError, Conflict, NotFound
+from controller.errors import ApiError, Conflict, NotFound, TerminalError
+from controller.informer import Transform
 from controller.manager import Manager
 from controller.reconcile import Request, Result
+from controller.resource import Resource
 from reconcilers.component.children import (
-    ChildrenState,
+    desired_children,
+    index_service_accounts,
     owned_resources,
-    service_account_informer,
-    sync_children,
 )
 from reconcilers.component.model_services import model_service_informer_mapper
-from reconcilers.component.pod_problems import first_problem, pod_informer, pods_to_components
-from reconcilers.component.pull_secrets import secret_informer
+from reconcilers.component.pod_problems import (
+    first_problem,
+    index_pods,
+    pods_to_components,
+    trim_pod,
+)
+from reconcilers.component.pull_secrets import trim_secret
 from reconcilers.component.readiness import (
     Readiness,
     deployment_readiness,
@@ -50,14 +55,21 @@ from reconcilers.component.readiness import (
     lws_readiness,
     lws_service_status,
 )
+from reconcilers.machinery import availability
+from reconcilers.machinery.children import Synced
 from reconcilers.machinery.conditions import get_condition, set_condition
-from reconcilers.machinery.context import OperatorContext
+from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
 from reconcilers.machinery.finalizer import ensure_finalizer, is_deleting, release_finalizer
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, PODS, SERVICES
+from reconcilers.machinery.resources import (
+    COMPONENT_DEPLOYMENTS,
+    LEADER_WORKER_SETS,
+    PODS,
+    SECRETS,
+    SERVICES,
+)
 from reconcilers.machinery.status_writer import write_status
 
 Json = dict[str, Any]
-log = structlog.get_logger("reconcilers.component.reconciler")
 
 #: Controller name, event source component and metrics label (the original's).
 NAME = "dynamocomponentdeployment"
@@ -66,12 +78,14 @@ KIND = "DynamoComponentDeployment"
 VALID = "Valid"
 AVAILABLE = "Available"
 COMPONENT_READY = "DynamoComponentReady"
-#: A child's name is taken by an object we do not own: look again now and then, since
-#: deleting that object wakes nobody.
-NOT_OWNED_RETRY_SECONDS = 60.0
 #: Failures worth a Warning event when they first appear (a rollout in progress is not one).
-WARNING_REASONS = frozenset({"ValidationFailed", "GenerationFailed", "ReconcileFailed",
-                             "NameConflict"})
+WARNING_REASONS = frozenset({availability.VALIDATION_FAILED, availability.GENERATION_FAILED,
+                             availability.RECONCILE_FAILED, availability.NAME_CONFLICT})
+#: How the cache must hold what this controller reads: Pods without their spec, Secrets
+#: without their data (see pod_problems and pull_secrets).
+CACHE_TRANSFORMS: dict[Resource, Transform] = {PODS: trim_pod, SECRETS: trim_secret}
+_WORKLOAD_KINDS = frozenset({("apps/v1", "Deployment"),
+                             (LEADER_WORKER_SETS.api_version, LEADER_WORKER_SETS.kind)})
 
 
 class Cond(NamedTuple):
@@ -87,14 +101,8 @@ def _available(r: Readiness) -> Cond:
     return Cond(AVAILABLE, r.available, r.reason, r.message)
 
 
-def _spec_errors(obj: Json) -> tuple[DynamoComponentDeployment | None, list[str]]:
-    """The typed DCD, or the problems of its spec (each naming its field)."""
-    try:
-        # Status is ours; a problem there is not the user's spec problem.
-        dcd = load(DynamoComponentDeployment, {k: v for k, v in obj.items() if k != "status"})
-    except ConversionError as err:
-        return None, [str(e) for e in err.errors]
-    return dcd, [str(e) for e in validate(dcd)]
+def _failed(reason: str, error: Exception) -> Cond:
+    return Cond(AVAILABLE, False, reason, f"Failed to reconcile {KIND}: {error}")
 
 
 def _changed(old: Json | None, new: Json) -> bool:
@@ -110,16 +118,11 @@ class ComponentDeploymentReconciler:
         self.ctx = ctx
         self.writer = ctx.children(NAME)
         self.recorder = ctx.recorder(NAME)
-        # The cluster reads the children need, trimmed in the cache.
-        secret_informer(ctx.cache)
-        service_account_informer(ctx.cache)
-        pod_informer(ctx.cache)
 
     async def reconcile(self, request: Request) -> Result | None:
         cache, client = self.ctx.cache, self.ctx.client
-        try:
-            obj = await cache.get(COMPONENT_DEPLOYMENTS, request.namespace, request.name)
-        except NotFound:
+        obj = await cache.get_or_none(COMPONENT_DEPLOYMENTS, request.namespace, request.name)
+        if obj is None:
             return None
         if is_deleting(obj):
             # Kubernetes discovery needs no cleanup; the original's etcd key removal applies
@@ -127,59 +130,69 @@ class ComponentDeploymentReconciler:
             await release_finalizer(client, COMPONENT_DEPLOYMENTS, obj)
             return None
         status = copy.deepcopy(obj.get("status") or {})
-        dcd, errors = _spec_errors(obj)
-        if dcd is None or errors:
-            message = "Validation failed: " + "; ".join(errors)
-            await self._finish(obj, status, [Cond(VALID, False, "ValidationFailed", message)])
+        try:
+            dcd = load_valid(DynamoComponentDeployment, obj)
+        except InvalidObject as invalid:
+            # Recorded, not retried: only a new spec can help, and a new spec is an event.
+            message = f"Validation failed: {invalid}"
+            await self._finish(obj, status, [Cond(VALID, False, availability.VALIDATION_FAILED,
+                                                  message)])
             return None
         valid = Cond(VALID, True, "ValidationPassed", f"{KIND} spec is valid")
         obj = await ensure_finalizer(client, COMPONENT_DEPLOYMENTS, obj)
         try:
-            state = await sync_children(cache, self.writer, self.ctx.settings, obj, dcd)
+            desired = await desired_children(cache, self.ctx.settings,
+                                             str(obj["metadata"]["namespace"]), dcd)
+            synced = await self.writer.sync(obj, desired)
         except GenerationError as err:
             # The spec cannot be rendered under this operator's settings (e.g. multinode
-            # without an orchestrator): as for invalid input, retrying cannot help.
-            failed = Cond(AVAILABLE, False, "GenerationFailed",
-                          f"Failed to reconcile {KIND}: {err}")
-            await self._finish(obj, status, [valid, failed])
-            return None
+            # without an orchestrator).
+            await self._finish(obj, status, [valid, _failed(availability.GENERATION_FAILED,
+                                                            err)])
+            raise TerminalError(str(err), reason=availability.GENERATION_FAILED) from None
         except (Conflict, NotFound):
             raise  # the cache was behind: retried with backoff, not worth a condition
         except ApiError as err:
-            # Make a persistent failure (forbidden, invalid child...) visible on the object.
-            failed = Cond(AVAILABLE, False, "ReconcileFailed",
-                          f"Failed to reconcile {KIND}: {err}")
-            try:
-                await self._finish(obj, status, [valid, failed])
-            except ApiError:
-                log.debug("status not recorded", dcd=request.name)
+            # Make a persistent failure (forbidden, invalid child...) visible on the object;
+            # the error itself is what counts, a lost status write is not news.
+            with contextlib.suppress(ApiError):
+                await self._finish(obj, status, [valid, _failed(availability.RECONCILE_FAILED,
+                                                                err)])
             if err.code in (400, 422):
-                return None  # the server refuses what the spec renders to: retrying won't help
+                # The server refuses what the spec renders to: retrying won't help.
+                raise TerminalError(str(err), reason=availability.RECONCILE_FAILED) from None
             raise
-        readiness, service = await self._readiness(obj, dcd, state)
+        readiness, service = await self._readiness(obj, dcd, desired, synced)
         await self._finish(obj, status, [valid, _available(readiness)], set_service=True,
                            service=service)
-        return Result(requeue_after=NOT_OWNED_RETRY_SECONDS) if state.not_owned else None
+        if synced.not_owned:
+            # Deleting someone else's object wakes nobody: look again now and then.
+            raise TerminalError(readiness.message, reason=availability.NAME_CONFLICT,
+                                retry_after=NOT_OWNED_RETRY)
+        return None
 
     async def _readiness(self, obj: Json, dcd: DynamoComponentDeployment,
-                         state: ChildrenState) -> tuple[Readiness, Json | None]:
+                         desired: DesiredChildren, synced: Synced
+                         ) -> tuple[Readiness, Json | None]:
         name, namespace = obj["metadata"]["name"], obj["metadata"]["namespace"]
+        workloads = [c for c in desired.children if c.kind in _WORKLOAD_KINDS]
         if node_count(dcd.spec) > 1:
-            sets = [state.workloads.get(n) for n in state.workload_names]
-            readiness = lws_readiness(sets, state.workload_names)
+            names = [c.name for c in workloads]
+            sets = [synced.get(c.kind, c.name) for c in workloads]
+            readiness = lws_readiness(sets, names)
             service = lws_service_status([s for s in sets if s is not None])
         else:
-            dep = state.workloads.get(name)
+            dep = next((synced.get(c.kind, c.name) for c in workloads if c.name == name), None)
             readiness = deployment_readiness(dep)
             service = deployment_service_status(dep) if dep is not None else None
-        if state.not_owned:
-            taken = ", ".join(state.not_owned)
-            return Readiness(False, "NameConflict",
-                             f"{taken} already exist(s) and is not owned by this {KIND}"), service
+        if synced.not_owned:
+            return Readiness(False, availability.NAME_CONFLICT,
+                             synced.not_owned_message(KIND)), service
         if not readiness.available:
             problem = await first_problem(self.ctx.cache, namespace, name)
             if problem:
-                readiness = Readiness(False, readiness.reason, f"{readiness.message}; {problem}")
+                readiness = Readiness(False, problem.reason,
+                                      f"{readiness.message}; {problem.message}")
         return readiness, service
 
     async def _finish(self, obj: Json, status: Json, conds: list[Cond], *,
@@ -216,6 +229,13 @@ class ComponentDeploymentReconciler:
 def register(manager: Manager, ctx: OperatorContext) -> None:
     """Add the DCD controller to the manager: woken by DCDs, by the children they control,
     by their pods (readiness messages) and by shared model Services."""
+    for resource, transform in CACHE_TRANSFORMS.items():
+        if manager.cache.transform_for(resource) is not transform:
+            raise ValueError(f"the {NAME} controller needs the cache to hold {resource} "
+                             "trimmed: declare reconcilers.component.CACHE_TRANSFORMS in "
+                             "the manager's by_object")
+    index_pods(manager.cache)
+    index_service_accounts(manager.cache)
     reconciler = ComponentDeploymentReconciler(ctx)
     manager.add_controller(
         NAME, reconciler.reconcile, for_=COMPONENT_DEPLOYMENTS,

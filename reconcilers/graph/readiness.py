@@ -12,18 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from backends.constants import ANNOTATION_RESTART_AT
+from reconcilers.machinery.availability import NOT_READY_YET
 from reconcilers.machinery.conditions import get_condition
 
 Json = dict[str, Any]
 
-#: Available=False reasons that only say "not ready yet" (nothing worth repeating to users).
-_GENERIC_REASONS = frozenset({
-    "", "DeploymentNotReady", "SomeLeaderWorkerSetsNotReady", "Reconciling", "NotReady",
-})
-
-#: Words of a pod problem in a DCD's Available message (see reconcilers.component.pod_problems).
-_POD_PROBLEM_HINTS = ("imagepull", "errimage", "invalidimagename", "unschedulable",
-                      "crashloopbackoff", "createcontainer", "runcontainererror")
 _REPLICA_FIELDS = ("componentKind", "componentName", "replicas", "updatedReplicas",
                    "readyReplicas", "availableReplicas")
 
@@ -38,7 +31,9 @@ class ServiceReadiness:
     updating: bool = False
     #: Human-readable reason when not ready, e.g. "1/2 replicas ready".
     detail: str = ""
-    #: A problem the child reports (reason: message), e.g. an image that cannot be pulled.
+    #: What the child reports as blocking it: the reason of its Available condition (e.g.
+    #: ImagePullBackOff), and that reason with its message for people.
+    problem_reason: str = ""
     problem: str = ""
     replica_status: Json | None = None
 
@@ -69,15 +64,16 @@ def component_readiness(service: str, dcd: Json | None, desired: int,
         return ServiceReadiness(service, False, updating=True, replica_status=replica_status,
                                 detail=f"Deployment {name} is rolling out")
     available = get_condition(status.get("conditions"), "Available")
-    problem = _problem(available)
+    reason, problem = _problem(available)
     counted = _counts(replica_status, desired)
     if counted is not None:
         return ServiceReadiness(service, counted[0] and _is_true(available),
-                                updating=counted[1], problem=problem,
+                                updating=counted[1], problem_reason=reason, problem=problem,
                                 replica_status=replica_status,
                                 detail=counted[2] or _condition_detail(available))
     if not _is_true(available):
-        return ServiceReadiness(service, False, problem=problem, replica_status=replica_status,
+        return ServiceReadiness(service, False, problem_reason=reason, problem=problem,
+                                replica_status=replica_status,
                                 detail=_condition_detail(available))
     return ServiceReadiness(service, True, replica_status=replica_status)
 
@@ -161,16 +157,13 @@ def _condition_detail(condition: Json | None) -> str:
     return str(condition.get("message") or "Available condition not true")
 
 
-def _problem(condition: Json | None) -> str:
-    """What the child says is wrong beyond "not ready yet": a specific reason, or the part of
-    its message about a stuck pod (image pulls, scheduling, crash loops)."""
+def _problem(condition: Json | None) -> tuple[str, str]:
+    """(reason, "reason: message") of what the child says blocks it, beyond "not ready yet"
+    (a stuck pod, a failure of its own); empty when nothing does."""
     if condition is None or condition.get("status") == "True":
-        return ""
+        return "", ""
     reason = str(condition.get("reason") or "")
+    if reason in NOT_READY_YET:
+        return "", ""
     message = str(condition.get("message") or "")
-    if reason not in _GENERIC_REASONS:
-        return f"{reason}: {message}" if message else reason
-    for part in message.split("; "):
-        if any(hint in part.lower() for hint in _POD_PROBLEM_HINTS):
-            return part
-    return ""
+    return reason, f"{reason}: {message}" if message else reason

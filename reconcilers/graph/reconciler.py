@@ -8,10 +8,12 @@ A reconcile, computed from the cluster alone:
 2. invalid spec → state `failed`, Ready reason `ValidationFailed` naming the fields; no retry
    until the spec changes;
 3. finalizer `nvidia.com/finalizer`;
-4. planner RBAC (cluster-wide mode), PVCs, scaling adapters, Kubernetes-discovery RBAC;
-5. the workloads: Grove when installed and not opted out, else one DCD per service
-   (multinode services need LeaderWorkerSet); restart tokens decided first (graph_restart);
-6. children of services that left the graph, or of the other path, are deleted;
+4. what runs now is observed (restart tokens, readiness) and the restart planned (restart);
+5. the whole desired set comes from one pure call (`backends.graph_children`: planner RBAC,
+   PVCs, scaling adapters, discovery RBAC, the DCDs or the Grove objects) and goes to the child
+   writer once, which writes it and prunes what the graph owns and no longer wants;
+6. what the user must fix (a missing PVC, a name taken by someone else's object, a graph this
+   cluster cannot run) is a `failed` state and a TerminalError; API errors are retried;
 7. status written only when it differs, then one event if the state changed.
 """
 
@@ -22,28 +24,18 @@ from typing import Any
 
 import structlog
 
-from api.convert import ConversionError, load
+from api.errors import InvalidObject
+from api.load import load_valid
 from api.v1alpha1 import DynamoGraphDeployment
-from api.validation import validate
 from backends import constants
 from backends.errors import GenerationError
-from backends.graph_objects import uses_discovery
-from backends.multinode import node_count
-from backends.render import uses_grove
-from controller.errors import ApiError, Conflict, NotFound
+from backends.graph_children import graph_children, pruned_kinds, uses_grove
+from controller.errors import ApiError, Conflict, TerminalError
 from controller.manager import Manager
 from controller.reconcile import Request, Result
-from reconcilers.graph.children import (
-    GraphProblem,
-    claimed_names,
-    ensure_adapters,
-    ensure_claims,
-    ensure_planner_rbac,
-    prune,
-    sync_discovery_rbac,
-)
+from reconcilers.graph.children import claimed_names, report_orphaned_adapters
 from reconcilers.graph.components import ComponentPath
-from reconcilers.graph.grove import GrovePath, exposure_resources
+from reconcilers.graph.grove import GrovePath
 from reconcilers.graph.readiness import ServiceReadiness
 from reconcilers.graph.restart import plan_restart
 from reconcilers.graph.status import (
@@ -56,32 +48,22 @@ from reconcilers.graph.status import (
     transition_event,
 )
 from reconcilers.machinery.children import ChildWriter
-from reconcilers.machinery.context import OperatorContext
+from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
 from reconcilers.machinery.finalizer import ensure_finalizer, is_deleting, release_finalizer
 from reconcilers.machinery.resources import (
-    COMPONENT_DEPLOYMENTS,
     GRAPH_DEPLOYMENTS,
     PERSISTENT_VOLUME_CLAIMS,
     POD_CLIQUE_SCALING_GROUPS,
-    POD_CLIQUE_SETS,
     POD_CLIQUES,
-    ROLE_BINDINGS,
-    ROLES,
-    SCALING_ADAPTERS,
-    SERVICE_ACCOUNTS,
+    resource_for,
 )
 from reconcilers.machinery.status_writer import write_status
 
 Json = dict[str, Any]
-log = structlog.get_logger("reconcilers.graph.reconciler")
+log = structlog.get_logger("reconcilers.graph")
 
 NAME = "dynamographdeployment"
 CLAIM_INDEX = "graph-claims"
-
-NO_ORCHESTRATOR = (
-    "no multinode orchestrator available: service(s) {services} need several nodes; install "
-    "LeaderWorkerSet (leaderworkerset.x-k8s.io) or Grove (grove.io) and restart the operator"
-)
 
 
 class GraphDeploymentReconciler:
@@ -91,42 +73,35 @@ class GraphDeploymentReconciler:
         self.ctx = ctx
         self.writer: ChildWriter = ctx.children(NAME)
 
-    async def __call__(self, request: Request) -> Result | None:
-        try:
-            live = await self.ctx.cache.get(GRAPH_DEPLOYMENTS, request.namespace, request.name)
-        except NotFound:
+    async def reconcile(self, request: Request) -> Result | None:
+        live = await self.ctx.cache.get_or_none(GRAPH_DEPLOYMENTS, request.namespace,
+                                                request.name)
+        if live is None:
             return None
         if is_deleting(live):
             # Children go with the graph through their owner references; touching them now
             # would recreate what the garbage collector is removing.
             await release_finalizer(self.ctx.client, GRAPH_DEPLOYMENTS, live)
             return None
-        dgd, errors = _load(live)
-        if dgd is None or errors:
-            previous = (live.get("status") or {}).get("restart")
-            verdict = failed(VALIDATION_FAILED, "Validation failed: " + "; ".join(errors))
-            await self._finish(live, live, verdict, None, previous)
+        try:
+            dgd = load_valid(DynamoGraphDeployment, live)
+        except InvalidObject as invalid:
+            verdict = failed(VALIDATION_FAILED, f"Validation failed: {invalid}")
+            await self._finish(live, live, verdict, None, _restart_of(live))
             return None
         before = live
         live = await ensure_finalizer(self.ctx.client, GRAPH_DEPLOYMENTS, live)
         try:
             live, verdict, readiness, restart = await self._sync(live, dgd)
-        except GraphProblem as problem:
-            restart = (live.get("status") or {}).get("restart")
-            await self._finish(before, live, failed(RECONCILE_FAILED, str(problem)), None,
-                               restart)
-            if problem.retry_after:
-                return Result(requeue_after=problem.retry_after)
-            return None
-        except GenerationError as error:
-            restart = (live.get("status") or {}).get("restart")
-            await self._finish(before, live, failed(RECONCILE_FAILED, str(error)), None, restart)
-            return None
+        except TerminalError as problem:
+            verdict = failed(RECONCILE_FAILED, problem.message)
+            await self._finish(before, live, verdict, None, _restart_of(live))
+            raise
         except Conflict:
             raise  # the cache was behind: retried at once on fresh data, no failure recorded
         except ApiError as error:
-            restart = (live.get("status") or {}).get("restart")
-            await self._finish(before, live, failed(RECONCILE_FAILED, str(error)), None, restart)
+            verdict = failed(RECONCILE_FAILED, str(error))
+            await self._finish(before, live, verdict, None, _restart_of(live))
             raise
         await self._finish(before, live, verdict, readiness, restart)
         return None
@@ -134,24 +109,12 @@ class GraphDeploymentReconciler:
     async def _sync(self, live: Json, dgd: DynamoGraphDeployment
                     ) -> tuple[Json, Verdict, list[ServiceReadiness], Json | None]:
         """Write every child; the graph (as last written), its verdict, readiness and
-        restart status."""
-        ctx, writer = self.ctx, self.writer
-        await ensure_planner_rbac(ctx, writer, live)
-        await ensure_claims(ctx, writer, live, dgd)
-        await ensure_adapters(ctx, writer, live, dgd)
-        discovery = uses_discovery(dgd, ctx.settings.discovery_backend)
-        await sync_discovery_rbac(ctx, writer, live, dgd, discovery)
-
-        grove = uses_grove(dgd, ctx.settings)
+        restart status. TerminalError for what the user has to fix."""
+        ctx = self.ctx
         services = dgd.spec.services or {}
-        if not grove and not ctx.settings.lws_enabled:
-            multinode = sorted(k for k, s in services.items() if node_count(s) > 1)
-            if multinode:
-                raise GraphProblem(NO_ORCHESTRATOR.format(services=", ".join(multinode)))
-        path = (GrovePath if grove else ComponentPath)(ctx, writer, live, dgd)
-
+        path = (GrovePath if uses_grove(dgd, ctx.settings) else ComponentPath)(ctx, live, dgd)
         tokens, observed = await path.observe()
-        previous = (live.get("status") or {}).get("restart")
+        previous = _restart_of(live)
         plan = plan_restart(dgd.spec.restart, previous, sorted(services), tokens,
                             {r.service for r in observed if r.ready})
         if plan.starts_new_request(previous):
@@ -159,17 +122,23 @@ class GraphDeploymentReconciler:
             live = await self._save_status(live, {**(live.get("status") or {}),
                                                    "restart": plan.status})
             path.live = live
-        readiness = await path.apply(plan.tokens)
-        await self._prune_other_path(live, grove)
+        planner_role = ctx.planner_cluster_role_name if ctx.namespace is None else ""
+        try:
+            desired = graph_children(dgd, ctx.settings, tokens=plan.tokens,
+                                     planner_cluster_role=planner_role)
+        except GenerationError as error:
+            raise TerminalError(str(error), reason=RECONCILE_FAILED) from None
+        synced = await self.writer.sync(live, desired)
+        if synced.missing:
+            # A claim appearing wakes the graph (see _claim_mapper).
+            raise TerminalError("; ".join(synced.missing), reason=RECONCILE_FAILED)
+        await report_orphaned_adapters(self.writer.recorder, live, dgd, synced)
+        if synced.not_owned:
+            # Deleting someone else's object wakes nobody: look again now and then.
+            raise TerminalError(synced.not_owned_message("graph"), reason=RECONCILE_FAILED,
+                                retry_after=NOT_OWNED_RETRY)
+        readiness = await path.readiness(synced)
         return live, summarize(readiness), readiness, plan.status
-
-    async def _prune_other_path(self, live: Json, grove: bool) -> None:
-        if grove:
-            await prune(self.ctx, self.writer, live, COMPONENT_DEPLOYMENTS, ())
-        elif self.ctx.settings.grove_enabled:
-            await prune(self.ctx, self.writer, live, POD_CLIQUE_SETS, ())
-            for resource in exposure_resources(self.ctx):
-                await prune(self.ctx, self.writer, live, resource, ())
 
     async def _finish(self, before: Json, live: Json, verdict: Verdict,
                       readiness: list[ServiceReadiness] | None, restart: Json | None) -> None:
@@ -184,8 +153,8 @@ class GraphDeploymentReconciler:
             warning, reason, message = event
             recorder = self.writer.recorder
             await (recorder.warning if warning else recorder.normal)(live, reason, message)
-        log.info("status written", namespace=live["metadata"]["namespace"],
-                 name=live["metadata"]["name"], state=status["state"], reason=verdict.reason)
+        if (before.get("status") or {}).get("state") != status["state"]:
+            log.info("state changed", state=status["state"], reason=verdict.reason)
 
     async def _save_status(self, live: Json, status: Json) -> Json:
         # Carries the resourceVersion we computed from: a graph changed meanwhile answers 409
@@ -194,13 +163,9 @@ class GraphDeploymentReconciler:
         return live if written is None else written
 
 
-def _load(live: Json) -> tuple[DynamoGraphDeployment | None, list[str]]:
-    """The typed graph and the validation errors (each naming its field)."""
-    try:
-        dgd = load(DynamoGraphDeployment, live)
-    except ConversionError as error:
-        return None, [str(e) for e in error.errors]
-    return dgd, [str(e) for e in validate(dgd)]
+def _restart_of(live: Json) -> Json | None:
+    restart = (live.get("status") or {}).get("restart")
+    return restart if isinstance(restart, dict) else None
 
 
 # --- registration -----------------------------------------------------------------------------
@@ -227,12 +192,10 @@ def _claim_mapper(manager: Manager) -> Callable[[Json], list[Request]]:
 
 def register(manager: Manager, ctx: OperatorContext) -> None:
     """Add the DynamoGraphDeployment controller to a manager."""
-    owns = [COMPONENT_DEPLOYMENTS, SCALING_ADAPTERS, PERSISTENT_VOLUME_CLAIMS,
-            SERVICE_ACCOUNTS, ROLES, ROLE_BINDINGS]
+    owns = [PERSISTENT_VOLUME_CLAIMS, *(resource_for(k) for k in pruned_kinds(ctx.settings))]
     watches = [(PERSISTENT_VOLUME_CLAIMS, _claim_mapper(manager))]
     if ctx.settings.grove_enabled:
-        owns += [POD_CLIQUE_SETS, *exposure_resources(ctx)]
         watches += [(POD_CLIQUES, _by_graph_label), (POD_CLIQUE_SCALING_GROUPS, _by_graph_label)]
-    manager.add_controller(NAME, GraphDeploymentReconciler(ctx), for_=GRAPH_DEPLOYMENTS,
+    manager.add_controller(NAME, GraphDeploymentReconciler(ctx).reconcile, for_=GRAPH_DEPLOYMENTS,
                            owns=owns, watches=watches,
                            max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconcilers.graph.readiness import ServiceReadiness
+from reconcilers.machinery.availability import CAPACITY_REASONS, IMAGE_PULL_REASONS
 from reconcilers.machinery.conditions import get_condition, set_condition
 
 Json = dict[str, Any]
@@ -30,9 +31,6 @@ IMAGE_PULL_FAILED = "image_pull_failed"
 INSUFFICIENT_CAPACITY = "insufficient_capacity"
 VALIDATION_FAILED = "ValidationFailed"
 RECONCILE_FAILED = "failed_to_reconcile_the_resources"
-
-_IMAGE_PULL_HINTS = ("imagepull", "errimage", "invalidimagename")
-_CAPACITY_HINTS = ("unschedulable", "insufficient", "failedscheduling")
 
 
 @dataclass(frozen=True)
@@ -58,10 +56,10 @@ def summarize(services: Iterable[ServiceReadiness]) -> Verdict:
         item = f"{s.service}: {s.detail or 'not ready'}"
         items.append(f"{item} ({s.problem})" if s.problem else item)
     message = "Resources not ready: " + "; ".join(items)
-    problems = " ".join(s.problem.lower() for s in waiting)
-    if any(hint in problems for hint in _IMAGE_PULL_HINTS):
+    problems = {s.problem_reason for s in waiting}
+    if problems & IMAGE_PULL_REASONS:
         reason = IMAGE_PULL_FAILED
-    elif any(hint in problems for hint in _CAPACITY_HINTS):
+    elif problems & CAPACITY_REASONS:
         reason = INSUFFICIENT_CAPACITY
     elif all(s.updating for s in waiting):
         reason = ROLLING_UPDATE

@@ -1,34 +1,46 @@
-"""Creating, updating and deleting the objects a parent owns, writing only when needed.
+"""The one writer of children: creates, updates, scales and prunes, writing only when needed.
 
-Every child goes through `ChildWriter.apply`: it reads the live object from the cache, creates
-it when missing (with a controller owner reference to the parent), updates it only when our
-desired spec differs from what we last applied or someone else changed the spec since, and
-leaves alone what we do not own. The drift markers are the original operator's annotations
-(`nvidia.com/last-applied-hash` and `nvidia.com/last-applied-generation`), so objects made by
-either operator are recognised by the other.
+A reconciler hands `ChildWriter.sync` the parent's whole desired set (`backends.children`):
+each object is written as its `Write` says, then every owned object of the pruned kinds that is
+no longer desired is deleted. One ownership rule holds throughout: an object is the parent's
+when it carries a controller reference to the parent's uid; anything else is neither updated,
+adopted nor deleted.
+
+An owned child is created when missing (with that controller reference) and updated only when
+our desired spec differs from what we last applied or someone else changed the spec since. The
+drift markers are the original operator's annotations (`nvidia.com/last-applied-hash` and
+`nvidia.com/last-applied-generation`), so objects made by either operator are recognised by the
+other.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import enum
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import structlog
+
+from backends.children import Child, DesiredChildren, Kind, Write
 from controller.cache import Cache
 from controller.client import KubeClient
 from controller.errors import AlreadyExists, NotFound
 from controller.events import EventRecorder
 from controller.resource import Resource
+from controller.store import OWNER_UID_INDEX
+from reconcilers.machinery.resources import resource_for
 
 Json = dict[str, Any]
 
 HASH_ANNOTATION = "nvidia.com/last-applied-hash"
 GENERATION_ANNOTATION = "nvidia.com/last-applied-generation"
-#: Parts of a child we never copy from the desired object on update (the server owns them).
-_SERVER_FIELDS = ("status",)
+#: Parts of a child we never copy from the desired object on update (status: the server's).
+_NOT_SPEC_FIELDS = ("metadata", "apiVersion", "kind", "status")
+log = structlog.get_logger("reconcilers.children")
 
 
 class Outcome(enum.Enum):
@@ -41,6 +53,8 @@ class Outcome(enum.Enum):
     ABSENT = "absent"
     #: An object of that name exists and is not ours: we neither adopt nor overwrite it.
     NOT_OWNED = "not-owned"
+    #: An object of that name exists, is not ours, and serves as the desired one.
+    SHARED = "shared"
 
 
 @dataclass(frozen=True)
@@ -108,6 +122,25 @@ def _subset(desired: Any, live: Any) -> bool:
     return bool(desired == live)
 
 
+@dataclass
+class Synced:
+    """What `ChildWriter.sync` left: the live children by (kind, name), the conflicts, what
+    was pruned, and the required objects that are missing (nothing was written then)."""
+
+    live: dict[tuple[Kind, str], Json | None] = field(default_factory=dict)
+    #: "Kind name" of desired objects whose name is taken by an object we do not own.
+    not_owned: list[str] = field(default_factory=list)
+    pruned: dict[Kind, list[Json]] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+    def get(self, kind: Kind, name: str) -> Json | None:
+        return self.live.get((kind, name))
+
+    def not_owned_message(self, owner_kind: str) -> str:
+        return (f"{', '.join(self.not_owned)} already exist(s) and is not owned by this "
+                f"{owner_kind}")
+
+
 class ChildWriter:
     """Applies desired children of one parent; events go to the parent's recorder."""
 
@@ -117,10 +150,101 @@ class ChildWriter:
         self.recorder = recorder
 
     async def _live(self, resource: Resource, namespace: str | None, name: str) -> Json | None:
+        return await self.cache.get_or_none(resource, namespace, name)
+
+    async def sync(self, parent: Json, desired: DesiredChildren) -> Synced:
+        """Bring the parent's children to the desired set, then prune the rest."""
+        synced = Synced()
+        for ref in desired.required:
+            resource = resource_for((ref.api_version, ref.kind))
+            if await self.cache.get_or_none(resource, _namespace(parent), ref.name) is None:
+                synced.missing.append(f"{ref} not found")
+        if synced.missing:
+            return synced
+        for child in desired.children:
+            applied = await self._write(parent, child)
+            synced.live[(child.kind, child.name)] = (
+                applied.live if applied.outcome is not Outcome.NOT_OWNED else None)
+            if applied.outcome is Outcome.NOT_OWNED:
+                synced.not_owned.append(f"{child.obj['kind']} {child.name}")
+        wanted = {(c.kind, c.name) for c in desired.children}
+        for kind in desired.pruned:
+            synced.pruned[kind] = await self._prune(parent, kind, wanted)
+        return synced
+
+    async def _write(self, parent: Json, child: Child) -> Applied:
+        resource = resource_for(child.kind)
+        if child.write is Write.SCALE:
+            return await self._scale(parent, resource, child.obj)
+        if child.write is Write.UNOWNED:
+            return await self._apply_unowned(parent, resource, child)
+        live = await self._live(resource, _namespace(child.obj), child.name)
+        if live is not None and not is_owned_by(live, parent):
+            shared = child.shared_labels is not None and _carries(live, child.obj,
+                                                                  child.shared_labels)
+            return Applied(Outcome.SHARED if shared else Outcome.NOT_OWNED, live)
+        if live is not None and child.write is Write.CREATE_ONLY:
+            return Applied(Outcome.UNCHANGED, live)
+        return await self.apply(parent, resource, child.obj)
+
+    async def _prune(self, parent: Json, kind: Kind, wanted: set[tuple[Kind, str]]
+                     ) -> list[Json]:
+        resource = resource_for(kind)
+        # The owner index, not a scan: a namespace may hold thousands of parents.
+        owned = await self.cache.by_index(resource, OWNER_UID_INDEX, parent["metadata"]["uid"])
+        deleted = []
+        for child in sorted(owned, key=lambda o: str(o["metadata"]["name"])):
+            name = str(child["metadata"]["name"])
+            if (kind, name) in wanted:
+                continue
+            applied = await self.delete(parent, resource, child["metadata"].get("namespace"),
+                                        name)
+            if applied.outcome is Outcome.DELETED:
+                deleted.append(child)
+        return deleted
+
+    async def _scale(self, parent: Json, resource: Resource, desired: Json) -> Applied:
+        """Write spec.replicas through the scale subresource of an object someone else
+        creates; absent, it is left for its creation to wake us."""
+        namespace, name = _namespace(desired), str(desired["metadata"]["name"])
+        replicas = desired["spec"]["replicas"]
+        live = await self._live(resource, namespace, name)
+        if live is None or (live.get("spec") or {}).get("replicas") == replicas:
+            return Applied(Outcome.UNCHANGED, live)
         try:
-            return await self.cache.get(resource, namespace, name)
+            await self.client.patch(resource, namespace, name, {"spec": {"replicas": replicas}},
+                                    subresource="scale")
         except NotFound:
-            return None
+            return Applied(Outcome.ABSENT, None)
+        await self.recorder.normal(parent, f"Scale{resource.kind}",
+                                   f"Scaled {resource.kind} {name} to {replicas} replicas")
+        log.info("child scaled", kind=resource.kind, child=name, replicas=replicas)
+        return Applied(Outcome.UPDATED, live)
+
+    async def _apply_unowned(self, parent: Json, resource: Resource, child: Child) -> Applied:
+        """An object shared by every parent of a namespace: created without an owner, its
+        fields brought back when they drift; an immutable field that drifted recreates it."""
+        desired, name = child.obj, child.name
+        namespace = _namespace(desired)
+        live = await self._live(resource, namespace, name)
+        fields = {k: v for k, v in desired.items() if k not in _NOT_SPEC_FIELDS}
+        if live is not None and any(live.get(k) != fields[k] for k in child.immutable
+                                    if k in fields):
+            with contextlib.suppress(NotFound):
+                await self.client.delete(resource, namespace, name)
+            live = None
+        if live is None:
+            try:
+                created = await self.client.create(resource, desired)
+            except AlreadyExists:
+                return Applied(Outcome.UNCHANGED, None)
+            await self._created(parent, resource, name)
+            return Applied(Outcome.CREATED, created)
+        if all(live.get(k) == v for k, v in fields.items()):
+            return Applied(Outcome.UNCHANGED, live)
+        updated = await self.client.update(resource, {**live, **fields})
+        await self._updated(parent, resource, name)
+        return Applied(Outcome.UPDATED, updated)
 
     async def apply(self, parent: Json, resource: Resource, desired: Json) -> Applied:
         """Create or update one child so that it matches `desired`."""
@@ -136,7 +260,7 @@ class ChildWriter:
             return Applied(Outcome.UNCHANGED, live)
         updated = copy.deepcopy(live)
         for key, value in desired.items():
-            if key not in ("metadata", "apiVersion", "kind", *_SERVER_FIELDS):
+            if key not in _NOT_SPEC_FIELDS:
                 updated[key] = copy.deepcopy(value)
         umeta = updated["metadata"]
         umeta["labels"] = {**(umeta.get("labels") or {}), **(meta.get("labels") or {})}
@@ -146,8 +270,7 @@ class ChildWriter:
         umeta["annotations"] = annotations
         result = await self._record_generation(resource,
                                                await self.client.update(resource, updated))
-        await self.recorder.normal(parent, f"Update{resource.kind}",
-                                   f"Updated {resource.kind} {name}")
+        await self._updated(parent, resource, name)
         return Applied(Outcome.UPDATED, result)
 
     async def _record_generation(self, resource: Resource, live: Json) -> Json:
@@ -173,7 +296,7 @@ class ChildWriter:
         if generation is None:
             # Kinds without a generation (Services, ConfigMaps...): compare the fields we set.
             return not all(_subset(v, live.get(k)) for k, v in desired.items()
-                           if k not in ("metadata", "apiVersion", "kind", *_SERVER_FIELDS))
+                           if k not in _NOT_SPEC_FIELDS)
         try:
             return int(generation) > int(annotations.get(GENERATION_ANNOTATION, ""))
         except ValueError:
@@ -193,8 +316,7 @@ class ChildWriter:
             # the next reconcile sees it and decides.
             live = await self._live(resource, meta.get("namespace"), meta["name"])
             return Applied(Outcome.UNCHANGED, live)
-        await self.recorder.normal(parent, f"Create{resource.kind}",
-                                   f"Created {resource.kind} {meta['name']}")
+        await self._created(parent, resource, meta["name"])
         return Applied(Outcome.CREATED, created)
 
     async def delete(self, parent: Json, resource: Resource, namespace: str | None,
@@ -211,4 +333,27 @@ class ChildWriter:
             return Applied(Outcome.ABSENT, None)
         await self.recorder.normal(parent, f"Delete{resource.kind}",
                                    f"Deleted {resource.kind} {name}")
+        log.info("child pruned", kind=resource.kind, child=name)
         return Applied(Outcome.DELETED, None)
+
+    async def _created(self, parent: Json, resource: Resource, name: str) -> None:
+        await self.recorder.normal(parent, f"Create{resource.kind}",
+                                   f"Created {resource.kind} {name}")
+        log.info("child created", kind=resource.kind, child=name)
+
+    async def _updated(self, parent: Json, resource: Resource, name: str) -> None:
+        await self.recorder.normal(parent, f"Update{resource.kind}",
+                                   f"Updated {resource.kind} {name}")
+        log.info("child updated", kind=resource.kind, child=name)
+
+
+def _namespace(obj: Json) -> str | None:
+    namespace = obj["metadata"].get("namespace")
+    return str(namespace) if namespace is not None else None
+
+
+def _carries(live: Json, desired: Json, labels: tuple[str, ...]) -> bool:
+    """The live object carries each of `labels` with the desired object's value."""
+    have = live["metadata"].get("labels") or {}
+    want = desired["metadata"].get("labels") or {}
+    return all(key in want and have.get(key) == want[key] for key in labels)

@@ -10,6 +10,10 @@ from controller.client import KubeClient
 from controller.events import EventRecorder
 from reconcilers.machinery.children import ChildWriter
 
+#: Seconds before looking again at a child's name taken by an object we do not own: its
+#: deletion wakes nobody, since it is not ours.
+NOT_OWNED_RETRY = 30.0
+
 
 @dataclass
 class OperatorContext:
@@ -26,8 +30,6 @@ class OperatorContext:
     default_workers: int = 1
     #: ClusterRole the planner's RoleBinding refers to ("" : the operator creates none).
     planner_cluster_role_name: str = ""
-    #: ClusterRole the DGDR profiling job's RoleBinding refers to ("" : none created).
-    dgdr_profiling_cluster_role_name: str = ""
     _recorders: dict[str, EventRecorder] = field(default_factory=dict)
 
     def recorder(self, component: str) -> EventRecorder:

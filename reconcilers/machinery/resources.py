@@ -42,3 +42,15 @@ POD_CLIQUE_SCALING_GROUPS = Resource("grove.io", "v1alpha1", "podcliquescalinggr
 VOLCANO_POD_GROUPS = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup")
 VIRTUAL_SERVICES = Resource("networking.istio.io", "v1beta1", "virtualservices",
                             "VirtualService")
+
+_BY_KIND = {(r.api_version, r.kind): r for r in (
+    GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS, SCALING_ADAPTERS, DEPLOYMENT_REQUESTS, MODELS,
+    PODS, SERVICES, SECRETS, CONFIG_MAPS, PERSISTENT_VOLUME_CLAIMS, SERVICE_ACCOUNTS,
+    ENDPOINT_SLICES, DEPLOYMENTS, JOBS, INGRESSES, ROLES, ROLE_BINDINGS, LEADER_WORKER_SETS,
+    POD_CLIQUE_SETS, POD_CLIQUES, POD_CLIQUE_SCALING_GROUPS, VOLCANO_POD_GROUPS,
+    VIRTUAL_SERVICES)}
+
+
+def resource_for(kind: tuple[str, str]) -> Resource:
+    """The resource of an (apiVersion, kind) the operator writes; KeyError for any other."""
+    return _BY_KIND[kind]

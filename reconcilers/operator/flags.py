@@ -17,7 +17,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from backends import constants
+from backends.settings import OperatorSettings
 from controller.log_config import FORMATS, LEVELS
+from reconcilers.operator.version import VERSION
 
 DEFAULT_LEASE = "dynamo-operator-leader"
 SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
@@ -59,14 +61,12 @@ class OperatorOptions:
     model_express_url: str = ""
     prometheus_endpoint: str = ""
     planner_cluster_role_name: str = ""
-    dgdr_profiling_cluster_role_name: str = ""
-    mpi_run_ssh_secret_name: str = "mpi-run-ssh-secret"
-    mpi_run_ssh_secret_namespace: str = ""
+    mpi_run_ssh_secret_name: str = OperatorSettings.mpi_run_secret_name
     ingress_controller_class_name: str = ""
     ingress_controller_tls_secret_name: str = ""
     ingress_host_suffix: str = ""
     istio_virtual_service_gateway: str = ""
-    grove_termination_delay: float = 15 * 60.0
+    grove_termination_delay: float = float(OperatorSettings.grove_termination_delay_seconds)
     #: auto (discovery decides), true or false, per optional API.
     grove: str = AUTO
     lws: str = AUTO
@@ -74,9 +74,9 @@ class OperatorOptions:
     kai_scheduler: str = AUTO
     log_level: str = "info"
     log_format: str = "json"
-    operator_version: str = "unknown"
-    #: Flags of the original accepted for compatibility; set to true they are logged as
-    #: not supported.
+    operator_version: str = VERSION
+    #: Flags of the original accepted for compatibility; set (true, or any value) they are
+    #: logged as not supported.
     unsupported: list[str] = field(default_factory=list)
 
 
@@ -162,6 +162,14 @@ def _bool_flag(parser: argparse._ActionsContainer, name: str, default: bool, hel
                         metavar="BOOL", help=help)
 
 
+#: Every flag's default, from the dataclass: one source of truth.
+_D = OperatorOptions()
+#: Accepted, not used yet: the original's Helm chart passes them.
+_UNUSED_VALUE_FLAGS = ("--dgdr-profiling-cluster-role-name", "--mpi-run-ssh-secret-namespace")
+_UNSUPPORTED_BOOL_FLAGS = ("--enable-webhooks", "--metrics-secure", "--enable-http2",
+                           "--virtual-service-supports-https")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dynamo-operator", usage="%(prog)s [flags]   (or: %(prog)s render -f FILE)",
@@ -173,10 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
           help="kubeconfig file (default: $KUBECONFIG, then the in-cluster service account, "
                "then ~/.kube/config)")
     cluster.add_argument("--kube-context", help="kubeconfig context (default: the current one)")
-    cluster.add_argument("--kube-api-qps", type=_positive_float, default=20.0,
-          help="client-side requests per second to the API server; 0 = no limit [20]")
-    cluster.add_argument("--kube-api-burst", type=_positive_int, default=30,
-          help="client-side burst above the QPS [30]")
+    cluster.add_argument("--kube-api-qps", type=_positive_float, default=_D.kube_api_qps,
+          help="client-side requests per second to the API server; 0 = no limit [%(default)g]")
+    cluster.add_argument("--kube-api-burst", type=_positive_int, default=_D.kube_api_burst,
+          help="client-side burst above the QPS [%(default)s]")
     cluster.add_argument("--restricted-namespace", "--restrictedNamespace",
           dest="restricted_namespace", default="",
           help="watch and reconcile only this namespace (default: cluster-wide)")
@@ -184,22 +192,23 @@ def build_parser() -> argparse.ArgumentParser:
     election = p.add_argument_group("leader election")
     _bool_flag(election, "--leader-elect", True,
                "run controllers only while holding the lease [true]")
-    election.add_argument("--leader-election-id", default=DEFAULT_LEASE,
-          help=f"name of the Lease [{DEFAULT_LEASE}]")
+    election.add_argument("--leader-election-id", default=_D.leader_election_id,
+          help="name of the Lease [%(default)s]")
     election.add_argument("--leader-election-namespace", default="",
           help="namespace of the Lease (default: $POD_NAMESPACE, the in-cluster namespace, "
                "or the restricted namespace)")
-    election.add_argument("--leader-election-lease-duration", type=parse_duration, default=15.0,
-          help="lease duration [15s]")
-    election.add_argument("--leader-election-renew-deadline", type=parse_duration, default=10.0,
-          help="renew deadline [10s]")
-    election.add_argument("--leader-election-retry-period", type=parse_duration, default=2.0,
-          help="retry period [2s]")
+    election.add_argument("--leader-election-lease-duration", type=parse_duration,
+          default=_D.lease_duration, help="lease duration [%(default)gs]")
+    election.add_argument("--leader-election-renew-deadline", type=parse_duration,
+          default=_D.renew_deadline, help="renew deadline [%(default)gs]")
+    election.add_argument("--leader-election-retry-period", type=parse_duration,
+          default=_D.retry_period, help="retry period [%(default)gs]")
 
     servers = p.add_argument_group("servers")
     servers.add_argument("--health-probe-bind-address", type=parse_address,
-          default=Address("", 8081), help="address of /healthz and /readyz [:8081]")
-    servers.add_argument("--metrics-bind-address", type=parse_address, default=Address("", 8080),
+          default=_D.health_probe_address, help="address of /healthz and /readyz [:8081]")
+    servers.add_argument("--metrics-bind-address", type=parse_address,
+          default=_D.metrics_address,
           help="address of /metrics [:8080]")
 
     work = p.add_argument_group("reconciling")
@@ -210,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     infra = p.add_argument_group("Dynamo infrastructure (injected into pods)")
     infra.add_argument("--discovery-backend", choices=[constants.DISCOVERY_KUBERNETES,
                                                  constants.DISCOVERY_ETCD],
-          default=constants.DISCOVERY_KUBERNETES, help="service discovery [kubernetes]")
+          default=_D.discovery_backend, help="service discovery [%(default)s]")
     infra.add_argument("--nats-address", "--natsAddr", dest="nats_address", default="",
           help="NATS server address")
     infra.add_argument("--etcd-address", "--etcdAddr", dest="etcd_address", default="",
@@ -220,12 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
           help="Prometheus endpoint for planners")
     infra.add_argument("--planner-cluster-role-name", default="",
           help="ClusterRole bound to planner service accounts (cluster-wide mode)")
-    infra.add_argument("--dgdr-profiling-cluster-role-name", default="",
-          help="ClusterRole bound to the DGDR profiling job's service account")
-    infra.add_argument("--mpi-run-ssh-secret-name", default="mpi-run-ssh-secret",
-          help="Secret with the SSH keys of multinode TRT-LLM pods [mpi-run-ssh-secret]")
-    infra.add_argument("--mpi-run-ssh-secret-namespace", default="",
-          help="namespace of that Secret")
+    infra.add_argument("--mpi-run-ssh-secret-name", default=_D.mpi_run_ssh_secret_name,
+          help="Secret with the SSH keys of multinode TRT-LLM pods [%(default)s]")
 
     exposure = p.add_argument_group("ingress defaults")
     exposure.add_argument("--ingress-controller-class-name", default="", help="IngressClass")
@@ -241,21 +246,29 @@ def build_parser() -> argparse.ArgumentParser:
                         ("--kai-scheduler", "scheduling.run.ai")):
         optional.add_argument(flag, type=parse_tristate, default=AUTO, metavar="auto|true|false",
               help=f"use {group} [auto]")
-    optional.add_argument("--grove-termination-delay", type=parse_duration, default=900.0,
-          help="Grove gang termination delay [15m]")
+    optional.add_argument("--grove-termination-delay", type=parse_duration,
+          default=_D.grove_termination_delay,
+          help="Grove gang termination delay in seconds [%(default)g]")
 
     logs = p.add_argument_group("logging")
-    logs.add_argument("--log-level", choices=LEVELS, default="info", help="[info]")
-    logs.add_argument("--log-format", choices=FORMATS, default="json", help="[json]")
-    p.add_argument("--operator-version", default="unknown", help="version reported in logs")
+    logs.add_argument("--log-level", choices=LEVELS, default=_D.log_level, help="[%(default)s]")
+    logs.add_argument("--log-format", choices=FORMATS, default=_D.log_format,
+                      help="[%(default)s]")
+    p.add_argument("--operator-version", default=_D.operator_version,
+                   help="version reported in logs [%(default)s]")
 
     compat = p.add_argument_group("accepted for compatibility with the original's arguments")
-    for name in ("--enable-webhooks", "--metrics-secure", "--enable-http2",
-                 "--virtual-service-supports-https"):
+    for name in _UNSUPPORTED_BOOL_FLAGS:
         _bool_flag(compat, name, False, "not supported; logged when true")
+    for name in _UNUSED_VALUE_FLAGS:
+        compat.add_argument(name, default="", help="not used yet; logged when set")
     for name in ("--namespace-scope-lease-duration", "--namespace-scope-lease-renew-interval"):
         compat.add_argument(name, type=parse_duration, default=None, help="not supported")
     return p
+
+
+def _dest(flag: str) -> str:
+    return flag.removeprefix("--").replace("-", "_")
 
 
 def _lease_namespace(given: str, restricted: str) -> str:
@@ -300,9 +313,7 @@ def parse_options(argv: Sequence[str]) -> OperatorOptions:
         etcd_address=a.etcd_address, model_express_url=a.model_express_url,
         prometheus_endpoint=a.prometheus_endpoint,
         planner_cluster_role_name=a.planner_cluster_role_name,
-        dgdr_profiling_cluster_role_name=a.dgdr_profiling_cluster_role_name,
         mpi_run_ssh_secret_name=a.mpi_run_ssh_secret_name,
-        mpi_run_ssh_secret_namespace=a.mpi_run_ssh_secret_namespace,
         ingress_controller_class_name=a.ingress_controller_class_name,
         ingress_controller_tls_secret_name=a.ingress_controller_tls_secret_name,
         ingress_host_suffix=a.ingress_host_suffix,
@@ -310,6 +321,7 @@ def parse_options(argv: Sequence[str]) -> OperatorOptions:
         grove_termination_delay=a.grove_termination_delay,
         grove=a.grove, lws=a.lws, volcano=a.volcano, kai_scheduler=a.kai_scheduler,
         log_level=a.log_level, log_format=a.log_format, operator_version=a.operator_version,
-        unsupported=[name for name in ("enable_webhooks", "metrics_secure", "enable_http2",
-                                       "virtual_service_supports_https") if getattr(a, name)],
+        unsupported=[dest for dest in (_dest(f) for f in (*_UNSUPPORTED_BOOL_FLAGS,
+                                                          *_UNUSED_VALUE_FLAGS))
+                     if getattr(a, dest)],
     )

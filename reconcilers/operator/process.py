@@ -36,20 +36,16 @@ from reconcilers.operator.api_discovery import (
 )
 from reconcilers.operator.api_discovery import served_apis as read_served_apis
 from reconcilers.operator.flags import OperatorOptions, parse_options
-from reconcilers.operator.registry import REGISTRATIONS
+from reconcilers.operator.registry import REGISTRATIONS, cache_transforms
+from reconcilers.operator.version import OPERATOR_NAME, VERSION
 
-log = structlog.get_logger("reconcilers.operator.process")
-
-
-#: The operator's field manager, and the first word of its user agent.
-OPERATOR_NAME = "dynamo-operator"
-OPERATOR_VERSION = "0.1.0"
+log = structlog.get_logger("reconcilers.operator")
 
 
 def user_agent() -> str:
     """`dynamo-operator/<version> (<pod>)`: the pod name tells replicas apart in audit logs."""
     pod = os.environ.get("POD_NAME") or os.environ.get("HOSTNAME") or "unknown"
-    return f"{OPERATOR_NAME}/{OPERATOR_VERSION} ({pod})"
+    return f"{OPERATOR_NAME}/{VERSION} ({pod})"
 
 
 def client_config(qps: float | None = None, burst: int = ClientConfig.burst) -> ClientConfig:
@@ -74,6 +70,7 @@ def manager_config(options: OperatorOptions) -> ManagerConfig:
         status_port=options.health_probe_address.port,
         metrics_host=options.metrics_address.host or "0.0.0.0",
         metrics_port=options.metrics_address.port,
+        by_object=cache_transforms(),
         leader_election=election)
 
 
@@ -121,8 +118,7 @@ async def run(options: OperatorOptions) -> int:
         client=manager.client, cache=manager.cache, settings=settings,
         namespace=options.restricted_namespace, workers=options.workers,
         default_workers=options.default_workers,
-        planner_cluster_role_name=options.planner_cluster_role_name,
-        dgdr_profiling_cluster_role_name=options.dgdr_profiling_cluster_role_name)
+        planner_cluster_role_name=options.planner_cluster_role_name)
     for register in REGISTRATIONS:
         register(manager, ctx)
     stop_on_signals(manager.stop)

@@ -1,25 +1,41 @@
-"""Every controller the operator runs, as the functions that add them to a manager.
+"""Every controller the operator runs, and the cache shape they need.
 
-The operator process (`reconcilers.operator.process`) calls each in turn with the manager and the
-shared context. A controller module exposes `register(manager, ctx)`, which adds its
-controller with `manager.add_controller(...)`, taking its worker count from
-`ctx.max_concurrent_reconciles(name)`; add it here to have it run.
+The operator process (`reconcilers.operator.process`) builds its manager's cache with
+`cache_transforms()` and then calls each registration with the manager and the shared context.
+A controller package exposes `register(manager, ctx)`, which adds its controller with
+`manager.add_controller(...)` taking its worker count from `ctx.max_concurrent_reconciles(name)`,
+and, when it needs some resource held trimmed in the cache, `CACHE_TRANSFORMS`; add both here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 
+from controller.informer import Transform
 from controller.manager import Manager
-from reconcilers.component import reconciler as component_deployment
-from reconcilers.graph import reconciler as graph_deployment
+from controller.resource import Resource
+from reconcilers import component, graph, scaling_adapter
 from reconcilers.machinery.context import OperatorContext
-from reconcilers.scaling_adapter import reconciler as scaling_adapter
 
 Register = Callable[[Manager, OperatorContext], None]
 
 REGISTRATIONS: tuple[Register, ...] = (
-    component_deployment.register,
-    graph_deployment.register,
+    component.register,
+    graph.register,
     scaling_adapter.register,
 )
+
+_TRANSFORMS: tuple[Mapping[Resource, Transform], ...] = (component.CACHE_TRANSFORMS,)
+
+
+def cache_transforms(declared: Iterable[Mapping[Resource, Transform]] = _TRANSFORMS
+                     ) -> dict[Resource, Transform]:
+    """The cache's transform per resource, from what each controller declares; ValueError
+    when two controllers want the same resource held differently."""
+    merged: dict[Resource, Transform] = {}
+    for transforms in declared:
+        for resource, transform in transforms.items():
+            if merged.get(resource, transform) is not transform:
+                raise ValueError(f"two controllers ask for {resource} held differently")
+            merged[resource] = transform
+    return merged

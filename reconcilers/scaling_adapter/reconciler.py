@@ -20,6 +20,8 @@ from typing import Any
 import structlog
 
 from api.convert import ConversionError, load
+from api.errors import InvalidObject
+from api.load import load_valid
 from api.v1alpha1 import (
     DynamoComponentDeploymentSharedSpec,
     DynamoGraphDeploymentScalingAdapter,
@@ -37,7 +39,7 @@ from reconcilers.machinery.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
 from reconcilers.scaling_adapter import ownership as ownership
 
 Json = dict[str, Any]
-log = structlog.get_logger("reconcilers.scaling_adapter.reconciler")
+log = structlog.get_logger("reconcilers.scaling_adapter")
 
 NAME = "dynamographdeploymentscalingadapter"
 #: Event source of the adapter controller (as the original operator names it).
@@ -75,22 +77,19 @@ class ScalingAdapterReconciler:
         self.events = ctx.recorder(COMPONENT)
 
     async def reconcile(self, request: Request) -> Result | None:
-        try:
-            adapter = await self.cache.get(SCALING_ADAPTERS, request.namespace, request.name)
-        except NotFound:
-            return None
-        if adapter["metadata"].get("deletionTimestamp"):
+        adapter = await self.cache.get_or_none(SCALING_ADAPTERS, request.namespace, request.name)
+        if adapter is None or adapter["metadata"].get("deletionTimestamp"):
             return None
         try:
-            model = load(DynamoGraphDeploymentScalingAdapter, adapter)
-        except ConversionError as err:
+            model = load_valid(DynamoGraphDeploymentScalingAdapter, adapter)
+        except InvalidObject as err:
             # The schema should have stopped this; say so and wait for a new spec.
-            await self._write_status(adapter, None, False, ownership.INVALID_SPEC, str(err))
+            await self._write_status(adapter, None, False, ownership.INVALID_SPEC,
+                                     f"invalid {err.kind}: {err}")
             return None
         ref = model.spec.dgd_ref
-        try:
-            graph = await self.cache.get(GRAPH_DEPLOYMENTS, request.namespace, ref.name)
-        except NotFound:
+        graph = await self.cache.get_or_none(GRAPH_DEPLOYMENTS, request.namespace, ref.name)
+        if graph is None:
             await self._write_status(adapter, ref, False, ownership.DGD_NOT_FOUND,
                                      f"DynamoGraphDeployment {ref.name} not found")
             return None
@@ -108,7 +107,8 @@ class ScalingAdapterReconciler:
             # Only adopt what the API server confirms.
             adapter, graph = await self._live(adapter, graph)
             if _service(graph, ref.service_name) is None:
-                return Result(requeue=True)
+                return None  # the cache is behind a change that is on its way to us
+
             decision = _plan(adapter, graph, ref.service_name)
         if decision.action is ownership.Action.SCALE:
             await self._scale(adapter, graph, ref.service_name, decision)
@@ -152,8 +152,8 @@ class ScalingAdapterReconciler:
             raise
         await self.events.normal(adapter, "Scaled", f"Scaled service {service} from "
                                  f"{decision.current} to {decision.target} replicas")
-        log.info("scaled service", namespace=meta["namespace"], graph=meta["name"],
-                 service=service, old=decision.current, new=decision.target)
+        log.info("service scaled", graph=meta["name"], service=service, old=decision.current,
+                 new=decision.target)
 
     async def _adopt(self, adapter: Json, decision: ownership.Plan) -> Json:
         """Take over a replica count set on the graph directly; returns the adapter as written."""

@@ -23,6 +23,7 @@ from hack.localcluster.testing import eventually as shared_eventually
 from reconcilers.graph import reconciler as graph_deployment
 from reconcilers.machinery.context import OperatorContext
 from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
+from reconcilers.operator.registry import cache_transforms
 
 Json = dict[str, Any]
 
@@ -67,7 +68,8 @@ async def operator(kubeconfig: Path, settings: OperatorSettings | None = None,
     """A manager running only the DGD controller, for the body of the block."""
     config = ManagerConfig(kubeconfig=kubeconfig, client=ClientConfig(qps=None, user_agent=AGENT),
                            watch=FAST_WATCH, status_host="127.0.0.1", status_port=0,
-                           graceful_shutdown_timeout=2.0, cache_sync_timeout=10.0)
+                           graceful_shutdown_timeout=2.0, cache_sync_timeout=10.0,
+                           by_object=cache_transforms())
     mgr = await Manager.create(config)
     ctx = OperatorContext(client=mgr.client, cache=mgr.cache,
                           settings=settings or OperatorSettings(), **context)
@@ -101,7 +103,8 @@ def now() -> str:
 
 async def report(client: KubeClient, name: str, replicas: int, *, updated: int | None = None,
                  ready: int | None = None, total: int | None = None,
-                 available: bool | None = None, message: str = "") -> Json:
+                 available: bool | None = None, message: str = "",
+                 reason: str = "") -> Json:
     """Write a DCD status as the DCD controller would, at the DCD's current generation."""
     dcd = await client.get(COMPONENT_DEPLOYMENTS, NS, name)
     updated = replicas if updated is None else updated
@@ -112,7 +115,7 @@ async def report(client: KubeClient, name: str, replicas: int, *, updated: int |
     status = {
         "observedGeneration": dcd["metadata"]["generation"],
         "conditions": [{"type": "Available", "status": "True" if ok else "False",
-                        "reason": "DeploymentReady" if ok else "DeploymentNotReady",
+                        "reason": reason or ("DeploymentReady" if ok else "DeploymentNotReady"),
                         "message": message or ("Deployment is ready" if ok else "not ready"),
                         "lastTransitionTime": now()}],
         "service": {"componentKind": "Deployment", "componentName": name, "replicas": total,

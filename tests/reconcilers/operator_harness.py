@@ -22,7 +22,7 @@ from controller.resource import Resource
 from hack.localcluster.testing import eventually as shared_eventually
 from reconcilers.machinery.context import OperatorContext
 from reconcilers.operator.process import client_config
-from reconcilers.operator.registry import Register
+from reconcilers.operator.registry import Register, cache_transforms
 
 Json = dict[str, Any]
 
@@ -76,7 +76,8 @@ async def running_operator(kubeconfig: Path, registrations: Iterable[Register],
     """The given controllers on a real Manager, without leader election, for the block."""
     config = ManagerConfig(kubeconfig=kubeconfig, client=client_config(),
                            watch=FAST_WATCH, status_host="127.0.0.1", status_port=0,
-                           graceful_shutdown_timeout=2.0, cache_sync_timeout=10.0)
+                           graceful_shutdown_timeout=2.0, cache_sync_timeout=10.0,
+                           by_object=cache_transforms())
     manager = await Manager.create(config)
     ctx = OperatorContext(client=manager.client, cache=manager.cache, settings=settings)
     for register in registrations:

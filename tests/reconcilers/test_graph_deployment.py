@@ -147,7 +147,7 @@ async def test_children_status_and_idle(client: KubeClient, kubeconfig: Path,
         assert "decode: 1/2 replicas updated" in condition["message"]
         assert condition["lastTransitionTime"] >= since
         # A pod problem reported by the DCD surfaces as the reason.
-        await report(client, "g-decode", 2, ready=1, message=(
+        await report(client, "g-decode", 2, ready=1, reason="ImagePullBackOff", message=(
             "1/2 replicas available; pod g-decode-x container main: ImagePullBackOff: no"))
 
         async def image_problem() -> bool:

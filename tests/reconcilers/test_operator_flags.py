@@ -94,8 +94,9 @@ def test_leader_election_needs_a_namespace_outside_a_pod(
 
 
 def test_console_script_fails_fast() -> None:
-    done = subprocess.run([sys.executable, "-m", "reconcilers.operator", "--discovery-backend", "x"],
-                          capture_output=True, text=True, timeout=30, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "reconcilers.operator", "--discovery-backend", "x"],
+        capture_output=True, text=True, timeout=30, check=False)
     assert done.returncode == 2
     assert "argument --discovery-backend: invalid choice: 'x'" in done.stderr
 
