@@ -45,7 +45,7 @@ class ClientConfig:
     #: Total time allowed for one non-watch request.
     timeout: float = 30.0
     #: Neutral defaults: an application built on the runtime names itself here.
-    user_agent: str = "asyncio-controller/0.1.0"
+    user_agent: str = "asyncio-controller"
     field_manager: str = "asyncio-controller"
 
 

@@ -13,13 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from reconcilers.machinery.availability import (
+    ALL_LWS_READY,
+    DEPLOYMENT_NOT_READY,
+    DEPLOYMENT_READY,
+    SOME_LWS_NOT_READY,
+)
+
 Json = dict[str, Any]
 
-# Reasons of the Available condition; the first two are the original operator's.
-DEPLOYMENT_READY = "DeploymentReady"
-DEPLOYMENT_NOT_READY = "DeploymentNotReady"
-ALL_LWS_READY = "AllLeaderWorkerSetsReady"
-SOME_LWS_NOT_READY = "SomeLeaderWorkerSetsNotReady"
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.v1alpha1 import DynamoGraphDeployment
 from backends import naming
 from backends.constants import ANNOTATION_RESTART_AT
+from reconcilers.graph.path import WorkloadPath
 from reconcilers.graph.readiness import ServiceReadiness, component_readiness
 from reconcilers.machinery.children import Synced, is_owned_by
-from reconcilers.machinery.context import OperatorContext
 from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
 
 Json = dict[str, Any]
@@ -22,15 +21,8 @@ Json = dict[str, Any]
 _DCD = (COMPONENT_DEPLOYMENTS.api_version, COMPONENT_DEPLOYMENTS.kind)
 
 
-class ComponentPath:
+class ComponentPath(WorkloadPath):
     """The DCDs of one graph, for one reconcile."""
-
-    def __init__(self, ctx: OperatorContext, live: Json, dgd: DynamoGraphDeployment) -> None:
-        self.ctx = ctx
-        self.live = live
-        self.namespace = str(live["metadata"]["namespace"])
-        self.graph = str(live["metadata"]["name"])
-        self.services = dgd.spec.services or {}
 
     def _name(self, service: str) -> str:
         return naming.component_name(self.graph, service)

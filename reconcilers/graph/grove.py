@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.v1alpha1 import DynamoGraphDeployment
 from backends import constants
 from backends.graph_children import grove_workload
+from reconcilers.graph.path import WorkloadPath
 from reconcilers.graph.readiness import ServiceReadiness, clique_readiness
 from reconcilers.machinery.children import Synced, is_owned_by
-from reconcilers.machinery.context import OperatorContext
 from reconcilers.machinery.resources import (
     POD_CLIQUE_SCALING_GROUPS,
     POD_CLIQUE_SETS,
@@ -28,15 +27,8 @@ _PCS = (POD_CLIQUE_SETS.api_version, POD_CLIQUE_SETS.kind)
 _WORKLOADS = {r.kind: r for r in (POD_CLIQUES, POD_CLIQUE_SCALING_GROUPS)}
 
 
-class GrovePath:
+class GrovePath(WorkloadPath):
     """The Grove objects of one graph, for one reconcile."""
-
-    def __init__(self, ctx: OperatorContext, live: Json, dgd: DynamoGraphDeployment) -> None:
-        self.ctx = ctx
-        self.live = live
-        self.namespace = str(live["metadata"]["namespace"])
-        self.graph = str(live["metadata"]["name"])
-        self.services = dgd.spec.services or {}
 
     async def observe(self) -> tuple[dict[str, str | None], list[ServiceReadiness]]:
         pcs = await self.ctx.cache.get_or_none(POD_CLIQUE_SETS, self.namespace, self.graph)

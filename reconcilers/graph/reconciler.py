@@ -36,6 +36,7 @@ from controller.reconcile import Request, Result
 from reconcilers.graph.children import claimed_names, report_orphaned_adapters
 from reconcilers.graph.components import ComponentPath
 from reconcilers.graph.grove import GrovePath
+from reconcilers.graph.path import WorkloadPath
 from reconcilers.graph.readiness import ServiceReadiness
 from reconcilers.graph.restart import plan_restart
 from reconcilers.graph.status import (
@@ -98,7 +99,7 @@ class GraphDeploymentReconciler:
             await self._finish(before, live, verdict, None, _restart_of(live))
             raise
         except Conflict:
-            raise  # the cache was behind: retried at once on fresh data, no failure recorded
+            raise  # the cache was behind: requeued on fresh data, no failure recorded
         except ApiError as error:
             verdict = failed(RECONCILE_FAILED, str(error))
             await self._finish(before, live, verdict, None, _restart_of(live))
@@ -112,7 +113,8 @@ class GraphDeploymentReconciler:
         restart status. TerminalError for what the user has to fix."""
         ctx = self.ctx
         services = dgd.spec.services or {}
-        path = (GrovePath if uses_grove(dgd, ctx.settings) else ComponentPath)(ctx, live, dgd)
+        kind = GrovePath if uses_grove(dgd, ctx.settings) else ComponentPath
+        path: WorkloadPath = kind(ctx, live, dgd)
         tokens, observed = await path.observe()
         previous = _restart_of(live)
         plan = plan_restart(dgd.spec.restart, previous, sorted(services), tokens,

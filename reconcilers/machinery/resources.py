@@ -11,23 +11,17 @@ COMPONENT_DEPLOYMENTS = Resource("nvidia.com", "v1alpha1", "dynamocomponentdeplo
                                  "DynamoComponentDeployment")
 SCALING_ADAPTERS = Resource("nvidia.com", "v1alpha1", "dynamographdeploymentscalingadapters",
                             "DynamoGraphDeploymentScalingAdapter")
-DEPLOYMENT_REQUESTS = Resource("nvidia.com", "v1alpha1", "dynamographdeploymentrequests",
-                               "DynamoGraphDeploymentRequest")
-MODELS = Resource("nvidia.com", "v1alpha1", "dynamomodels", "DynamoModel")
 
 # built-in
-# The shared Pod and Secret informers are trimmed by the DCD controller (pod_problems,
-# pull_secret_index): Pods keep metadata (no annotations) and status, Secrets metadata (no
-# annotations), type and registry hosts, never their data. Read those through the client.
+# The cache holds Pods and Secrets trimmed (reconcilers.component.CACHE_TRANSFORMS): Pods keep
+# metadata (no annotations) and status, Secrets metadata (no annotations), type and registry
+# hosts, never their data. Read those through the client.
 PODS = Resource("", "v1", "pods", "Pod")
 SERVICES = Resource("", "v1", "services", "Service")
 SECRETS = Resource("", "v1", "secrets", "Secret")
-CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap")
 PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
-ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
-JOBS = Resource("batch", "v1", "jobs", "Job")
 INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress")
 ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
 ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
@@ -44,9 +38,9 @@ VIRTUAL_SERVICES = Resource("networking.istio.io", "v1beta1", "virtualservices",
                             "VirtualService")
 
 _BY_KIND = {(r.api_version, r.kind): r for r in (
-    GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS, SCALING_ADAPTERS, DEPLOYMENT_REQUESTS, MODELS,
-    PODS, SERVICES, SECRETS, CONFIG_MAPS, PERSISTENT_VOLUME_CLAIMS, SERVICE_ACCOUNTS,
-    ENDPOINT_SLICES, DEPLOYMENTS, JOBS, INGRESSES, ROLES, ROLE_BINDINGS, LEADER_WORKER_SETS,
+    GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS, SCALING_ADAPTERS,
+    PODS, SERVICES, SECRETS, PERSISTENT_VOLUME_CLAIMS, SERVICE_ACCOUNTS,
+    DEPLOYMENTS, INGRESSES, ROLES, ROLE_BINDINGS, LEADER_WORKER_SETS,
     POD_CLIQUE_SETS, POD_CLIQUES, POD_CLIQUE_SCALING_GROUPS, VOLCANO_POD_GROUPS,
     VIRTUAL_SERVICES)}
 

@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 
 from backends import constants
 from backends.settings import OperatorSettings
+from controller.client import ClientConfig
+from controller.leader_election import LeaderElectionConfig
 from controller.log_config import FORMATS, LEVELS
 from reconcilers.operator.version import VERSION
 
@@ -42,20 +44,20 @@ class OperatorOptions:
 
     kubeconfig: Path | None = None
     kube_context: str | None = None
-    kube_api_qps: float = 20.0
-    kube_api_burst: int = 30
+    kube_api_qps: float = ClientConfig.qps or 0.0
+    kube_api_burst: int = ClientConfig.burst
     restricted_namespace: str | None = None
     leader_elect: bool = True
     leader_election_id: str = DEFAULT_LEASE
     leader_election_namespace: str = ""
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
+    lease_duration: float = LeaderElectionConfig.lease_duration
+    renew_deadline: float = LeaderElectionConfig.renew_deadline
+    retry_period: float = LeaderElectionConfig.retry_period
     health_probe_address: Address = field(default_factory=lambda: Address("", 8081))
     metrics_address: Address = field(default_factory=lambda: Address("", 8080))
     default_workers: int = 1
     workers: dict[str, int] = field(default_factory=dict)
-    discovery_backend: str = constants.DISCOVERY_KUBERNETES
+    discovery_backend: str = OperatorSettings.discovery_backend
     nats_address: str = ""
     etcd_address: str = ""
     model_express_url: str = ""

@@ -6,7 +6,7 @@ graph with a JSON patch guarded by a `test` of the old value, so a concurrent wr
 patch fail instead of being overwritten, and the failure is retried like any conflict. The
 adapter's status reports the applied count, the label selector of the service's pods (HPA
 reads pod metrics through it) and when the service was last scaled. Who wins when the graph
-was edited directly is decided in `replica_ownership`, from the adapter's status alone.
+was edited directly is decided in `ownership`, from the adapter's status alone.
 
 Nothing here runs when nothing changed: an adapter whose graph or service is missing gets a
 Ready=False condition and waits for the graph to appear (the graph watch wakes it), without
@@ -36,6 +36,7 @@ from controller.reconcile import Request, Result
 from reconcilers.machinery.conditions import get_condition, now, set_condition
 from reconcilers.machinery.context import OperatorContext
 from reconcilers.machinery.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
+from reconcilers.machinery.status_writer import write_status
 from reconcilers.scaling_adapter import ownership as ownership
 
 Json = dict[str, Any]
@@ -194,12 +195,9 @@ class ScalingAdapterReconciler:
         previous = get_condition(old.get("conditions"), READY)
         status["conditions"] = set_condition(list(old.get("conditions") or []), READY, ready,
                                              reason, message, generation)
-        if status == old:
-            return
         try:
-            await self.client.patch(SCALING_ADAPTERS, meta["namespace"], meta["name"], {
-                "metadata": {"resourceVersion": meta["resourceVersion"]}, "status": status,
-            }, subresource="status")
+            if await write_status(self.client, SCALING_ADAPTERS, adapter, status) is None:
+                return
         except NotFound:
             return
         if not ready and (previous is None or previous.get("reason") != reason):

@@ -1,0 +1,50 @@
+"""Every line a graph reconcile logs says which object it is about: controller, namespace,
+name and reconcile id, bound once by the controller loop; decisions use consistent keys."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from graph_harness import NS, eventually, graph, install, operator, setup_client
+from structlog.contextvars import merge_contextvars
+from structlog.testing import capture_logs
+
+from controller.client import KubeClient
+from reconcilers.graph import NAME
+from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
+
+
+async def test_graph_reconcile_lines_name_their_object(kubeconfig: Path) -> None:
+    client = await setup_client(kubeconfig)
+    try:
+        await install(client)
+        lines = await _reconcile_one_graph(client, kubeconfig)
+    finally:
+        await client.close()
+    created = [line for line in lines if line["event"] == "child created"]
+    assert {(line["kind"], line["child"]) for line in created} >= {
+        ("DynamoComponentDeployment", "g-frontend"), ("DynamoComponentDeployment", "g-decode")}
+    changed = [line for line in lines if line["event"] == "state changed"]
+    assert changed and changed[0]["state"] == "pending"
+    for line in created + changed:
+        assert (line["controller"], line["namespace"], line["name"]) == (NAME, NS, "g"), line
+        assert len(line["reconcile_id"]) >= 8, line
+    # The first reconcile creates the children and writes the first state: one id for both.
+    assert created[0]["reconcile_id"] == changed[0]["reconcile_id"]
+    # No line of a reconcile carries a secret or a whole object.
+    assert all("data" not in line and "spec" not in line for line in lines)
+
+
+async def _reconcile_one_graph(client: KubeClient, kubeconfig: Path) -> list[dict[str, Any]]:
+    """The log lines of an operator that takes one new graph to `pending`."""
+    with capture_logs(processors=[merge_contextvars]) as lines:
+        async with operator(kubeconfig):
+            await client.create(GRAPH_DEPLOYMENTS, graph("g"))
+            await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, "g-decode"))
+
+            async def pending() -> bool:
+                status = (await client.get(GRAPH_DEPLOYMENTS, NS, "g")).get("status") or {}
+                return status.get("state") == "pending"
+            await eventually(pending)
+    return lines
