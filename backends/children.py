@@ -27,6 +27,7 @@ __all__ = [
     "kind_of",
     "model_service_child",
     "owned",
+    "unowned",
 ]
 
 #: (apiVersion, kind) of a Kubernetes object.
@@ -62,6 +63,10 @@ class Child:
     #: Top-level fields the API server refuses to change: a difference recreates the object
     #: (UNOWNED only; a RoleBinding's roleRef).
     immutable: tuple[str, ...] = ()
+    #: UNOWNED copies of objects the cache holds without their content (Secrets): drift is
+    #: this label's value (a digest of the content) differing, and a live object without our
+    #: `app.kubernetes.io/managed-by` label is someone else's, used as it is.
+    drift_label: str | None = None
 
     @property
     def kind(self) -> Kind:
@@ -112,6 +117,13 @@ def model_service_child(obj: Json) -> Child:
 def owned(objects: Iterable[Json]) -> list[Child]:
     """Plain owned children, model Services recognised as shared."""
     return [model_service_child(o) if is_model_service(o) else Child(o) for o in objects]
+
+
+def unowned(objects: Iterable[Json]) -> list[Child]:
+    """Objects every parent of the namespace uses (the planner's and EPP's accounts): no
+    owner; a binding's roleRef cannot change in place, so a new one replaces it."""
+    return [Child(o, Write.UNOWNED, immutable=("roleRef",) if o["kind"] == "RoleBinding" else ())
+            for o in objects]
 
 
 def is_model_service(obj: Mapping[str, Any]) -> bool:

@@ -21,7 +21,7 @@ EPP_CONFIG_VOLUME = "epp-config"
 EPP_CONFIG_KEY = "epp-config-dynamo.yaml"
 EPP_CONFIG_DIR = "/etc/epp"
 EPP_HF_CACHE_VOLUME = "hf-cache"
-EPP_POOL_GROUP = "inference.networking.k8s.io"
+EPP_POOL_GROUP = constants.INFERENCE_POOL_GROUP
 FRONTEND_READINESS_SCRIPT = (
     'curl -s http://localhost:${DYNAMO_PORT}/health | jq -e ".status == \\"healthy\\""'
 )

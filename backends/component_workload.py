@@ -9,15 +9,19 @@ from typing import Any
 
 from api.v1alpha1 import DynamoComponentDeployment
 from backends import constants, labels, naming
-from backends.children import DesiredChildren, Kind, owned
+from backends.children import Child, DesiredChildren, Kind, Write, owned, unowned
 from backends.context import PodContext, discovery_backend
 from backends.deployment import deployment
+from backends.epp import epp_objects, no_inference_pool
 from backends.errors import GenerationError
+from backends.graph_objects import discovery_rbac_of
 from backends.ingress import ingress, virtual_service
 from backends.leader_worker_set import leader_worker_sets
+from backends.mpi_secret import DIGEST_LABEL, mpi_secret_copy
 from backends.multinode import LWS, node_count
 from backends.services import component_service, model_service
 from backends.settings import OperatorSettings
+from backends.shared_rbac import epp_rbac
 
 Json = dict[str, Any]
 
@@ -30,7 +34,8 @@ def component_pod_context(
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
 ) -> PodContext:
     """Pod-generation inputs of a DCD. A DCD made by a graph carries its Dynamo namespace; a
-    DCD of its own gets the one a graph of the same name would."""
+    DCD of its own is its own parent: it gets the Dynamo namespace, parent name and discovery
+    account a graph of the same name would."""
     name = str(dcd.metadata["name"])
     namespace = str(dcd.metadata.get("namespace", ""))
     graph = labels.graph_name_of(dcd)
@@ -39,7 +44,7 @@ def component_pod_context(
     )
     return PodContext(
         namespace=namespace,
-        graph_name=graph,
+        graph_name=graph or name,
         dynamo_namespace=dyn_ns,
         host_name=name,
         backend_framework=dcd.spec.backend_framework,
@@ -99,12 +104,39 @@ def component_children(
     *,
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
     service_account: str = "default",
+    mpi_secret: Json | None = None,
 ) -> DesiredChildren:
     """The DCD's desired set for the child writer: its objects (the model Service shared with
-    every component serving the model) and the kinds it may own under these settings."""
+    every component serving the model) and the kinds it may own under these settings. A DCD
+    of its own also gets what a graph would make for it: the discovery RBAC, an EPP's
+    ConfigMap, InferencePool and account, and `mpi_secret` (another namespace's MPI SSH
+    Secret) copied into its namespace."""
     objects = component_objects(dcd, settings, pull_secrets=pull_secrets,
                                 service_account=service_account)
-    return DesiredChildren(tuple(owned(objects)), component_kinds(settings))
+    children = owned(objects)
+    if not labels.graph_name_of(dcd):
+        children += _standalone(dcd, settings)
+        if mpi_secret is not None:
+            children.append(Child(mpi_secret_copy(mpi_secret, str(dcd.metadata["namespace"])),
+                                  Write.UNOWNED, drift_label=DIGEST_LABEL))
+    return DesiredChildren(tuple(children), component_kinds(settings))
+
+
+def _standalone(dcd: DynamoComponentDeployment, settings: OperatorSettings) -> list[Child]:
+    name = str(dcd.metadata["name"])
+    namespace = str(dcd.metadata.get("namespace", ""))
+    children = []
+    if discovery_backend(dcd.spec, settings) == constants.DISCOVERY_KUBERNETES:
+        children += owned(discovery_rbac_of(name, namespace))
+    if dcd.spec.component_type == constants.EPP:
+        if not settings.inference_pool_enabled:
+            raise GenerationError(no_inference_pool([dcd.spec.service_name or name]))
+        children += unowned(epp_rbac(namespace))
+        children += owned(epp_objects(
+            name, namespace, dcd.spec.service_name or name, dcd.spec,
+            dynamo_namespace=component_pod_context(dcd, settings).dynamo_namespace,
+            picker_service=name))
+    return children
 
 
 def component_kinds(settings: OperatorSettings) -> tuple[Kind, ...]:
@@ -112,7 +144,11 @@ def component_kinds(settings: OperatorSettings) -> tuple[Kind, ...]:
     owns of them and no longer wants is deleted, such as the Deployment of a component that
     became multinode, or what the original operator made and we do not (its debug Services)."""
     kinds: list[Kind] = [("apps/v1", "Deployment"), ("v1", "Service"),
-                         ("networking.k8s.io/v1", "Ingress")]
+                         ("networking.k8s.io/v1", "Ingress"), ("v1", "ServiceAccount"),
+                         ("rbac.authorization.k8s.io/v1", "Role"),
+                         ("rbac.authorization.k8s.io/v1", "RoleBinding"), ("v1", "ConfigMap")]
+    if settings.inference_pool_enabled:
+        kinds.append((constants.INFERENCE_POOL_API_VERSION, "InferencePool"))
     if settings.lws_enabled:
         kinds.append((constants.LWS_API_VERSION, "LeaderWorkerSet"))
         if settings.volcano_enabled:

@@ -1,8 +1,9 @@
 """Everything a DynamoGraphDeployment should have, in one pure call.
 
-`graph_children` returns the graph's whole desired set: the Planner's shared RBAC (cluster-wide
-mode), the PVCs it asks to create (and those it only uses), the scaling adapters, the RBAC of
-Kubernetes discovery, and the workloads: one DCD per service, or on the Grove path one
+`graph_children` returns the graph's whole desired set: the Planner's and the EPP's shared
+RBAC, the copy of the MPI SSH Secret, the PVCs it asks to create (and those it only uses), the
+scaling adapters, the RBAC of Kubernetes discovery, the EPP's ConfigMap and InferencePool, and
+the workloads: one DCD per service, or on the Grove path one
 PodCliqueSet with its Services and Ingresses and the replicas of its cliques. The reconciler
 hands the set to the child writer once.
 """
@@ -15,8 +16,9 @@ from typing import Any
 from api.convert import dump
 from api.v1alpha1 import DynamoComponentDeploymentSharedSpec, DynamoGraphDeployment
 from backends import constants
-from backends.children import Child, DesiredChildren, Kind, ObjectRef, Write, owned
+from backends.children import Child, DesiredChildren, Kind, ObjectRef, Write, owned, unowned
 from backends.component_deployment import component_deployments
+from backends.epp import epp_services, graph_epp_objects, no_inference_pool
 from backends.errors import GenerationError
 from backends.graph_objects import (
     discovery_rbac,
@@ -25,9 +27,10 @@ from backends.graph_objects import (
     uses_discovery,
 )
 from backends.grove import grove_objects
+from backends.mpi_secret import DIGEST_LABEL, mpi_secret_copy
 from backends.multinode import node_count
-from backends.planner_rbac import planner_role_binding, planner_service_account
 from backends.settings import OperatorSettings
+from backends.shared_rbac import epp_rbac, planner_rbac
 
 Json = dict[str, Any]
 
@@ -38,7 +41,9 @@ NO_ORCHESTRATOR = (
     "LeaderWorkerSet (leaderworkerset.x-k8s.io) or Grove (grove.io) and restart the operator"
 )
 
+
 _V1, _RBAC = "v1", "rbac.authorization.k8s.io/v1"
+_INFERENCE_POOL: Kind = (constants.INFERENCE_POOL_API_VERSION, "InferencePool")
 _DCD: Kind = (constants.DYNAMO_API_VERSION, "DynamoComponentDeployment")
 _ADAPTER: Kind = (constants.DYNAMO_API_VERSION, "DynamoGraphDeploymentScalingAdapter")
 _POD_CLIQUE_SET: Kind = (constants.GROVE_API_VERSION, "PodCliqueSet")
@@ -58,26 +63,35 @@ def graph_children(
     tokens: Mapping[str, str | None] | None = None,
     planner_cluster_role: str = "",
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
+    mpi_secret: Json | None = None,
 ) -> DesiredChildren:
     """The graph's desired children. `tokens`: the restart token each service's workload
-    carries; `planner_cluster_role`: bind the Planner's account to it (cluster-wide mode);
-    `pull_secrets`: registry host -> Secret names, for the pods of the Grove path.
+    carries; `planner_cluster_role`: bind the Planner's account to it (else to a Role of the
+    namespace); `pull_secrets`: registry host -> Secret names, for the pods of the Grove path;
+    `mpi_secret`: the MPI SSH Secret of another namespace, to copy into the graph's.
     Raises GenerationError for a graph that cannot run under these settings."""
     tokens = tokens or {}
     namespace = str(dgd.metadata.get("namespace", ""))
     children: list[Child] = []
-    if planner_cluster_role:
-        children += [
-            Child(planner_service_account(namespace), Write.UNOWNED),
-            Child(planner_role_binding(namespace, planner_cluster_role), Write.UNOWNED,
-                  immutable=("roleRef",)),
-        ]
+    services = dgd.spec.services or {}
+    # Shared by the namespace: the planner's is made for every graph once a ClusterRole is
+    # configured (as the original does), else for graphs that run a planner.
+    if planner_cluster_role or any(s.component_type == constants.PLANNER
+                                   for s in services.values()):
+        children += unowned(planner_rbac(namespace, planner_cluster_role))
+    epps = epp_services(dgd)
+    if epps:
+        children += unowned(epp_rbac(namespace))
+    if mpi_secret is not None:
+        children.append(Child(mpi_secret_copy(mpi_secret, namespace), Write.UNOWNED,
+                              drift_label=DIGEST_LABEL))
     # A claim of that name that exists already is used as it is, whoever made it.
     children += [Child(c, Write.CREATE_ONLY, shared_labels=())
                  for c in persistent_volume_claims(dgd)]
     children += [Child(a, Write.CREATE_ONLY) for a in scaling_adapters(dgd)]
     if uses_discovery(dgd, settings.discovery_backend):
         children += [Child(o) for o in discovery_rbac(dgd)]
+    children += _epp_objects(dgd, settings, epps)
     if uses_grove(dgd, settings):
         children += _grove(dgd, settings, tokens, pull_secrets)
     else:
@@ -90,12 +104,25 @@ def graph_children(
 def pruned_kinds(settings: OperatorSettings) -> tuple[Kind, ...]:
     """Kinds a graph may own under these settings: whatever of them it owns and no longer
     wants is deleted (the DCDs after a switch to Grove, the PodCliqueSet after a switch back)."""
-    kinds = [_ADAPTER, (_V1, "ServiceAccount"), (_RBAC, "Role"), (_RBAC, "RoleBinding"), _DCD]
+    kinds = [_ADAPTER, (_V1, "ServiceAccount"), (_RBAC, "Role"), (_RBAC, "RoleBinding"),
+             (_V1, "ConfigMap"), _DCD]
+    if settings.inference_pool_enabled:
+        kinds.append(_INFERENCE_POOL)
     if settings.grove_enabled:
         kinds += [_POD_CLIQUE_SET, (_V1, "Service"), ("networking.k8s.io/v1", "Ingress")]
         if settings.virtual_service_gateway:
             kinds.append(("networking.istio.io/v1beta1", "VirtualService"))
     return tuple(kinds)
+
+
+def _epp_objects(dgd: DynamoGraphDeployment, settings: OperatorSettings,
+                 epps: list[tuple[str, DynamoComponentDeploymentSharedSpec]]) -> list[Child]:
+    """Each EPP service's ConfigMap (inline config) and InferencePool, owned by the graph."""
+    if not epps:
+        return []
+    if not settings.inference_pool_enabled:
+        raise GenerationError(no_inference_pool([k for k, _ in epps]))
+    return [Child(o) for key, spec in epps for o in graph_epp_objects(dgd, key, spec)]
 
 
 def grove_workload(graph: str, service: str, spec: DynamoComponentDeploymentSharedSpec) -> Kind:

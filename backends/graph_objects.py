@@ -10,7 +10,8 @@ from backends import constants, naming
 
 Json = dict[str, Any]
 
-__all__ = ["discovery_rbac", "persistent_volume_claims", "scaling_adapters", "uses_discovery"]
+__all__ = ["discovery_rbac", "discovery_rbac_of", "persistent_volume_claims", "scaling_adapters",
+           "uses_discovery"]
 
 
 def persistent_volume_claims(dgd: DynamoGraphDeployment) -> list[Json]:
@@ -71,8 +72,13 @@ def uses_discovery(dgd: DynamoGraphDeployment, discovery_backend: str) -> bool:
 
 def discovery_rbac(dgd: DynamoGraphDeployment) -> list[Json]:
     """ServiceAccount, Role and RoleBinding letting the graph's pods read endpoints."""
-    graph = str(dgd.metadata.get("name", ""))
-    namespace = str(dgd.metadata.get("namespace", ""))
+    return discovery_rbac_of(str(dgd.metadata.get("name", "")),
+                             str(dgd.metadata.get("namespace", "")))
+
+
+def discovery_rbac_of(graph: str, namespace: str) -> list[Json]:
+    """The discovery RBAC of the pods whose parent graph is `graph` (for a DCD of its own:
+    the DCD's name)."""
     account = naming.discovery_service_account(graph)
     rbac_labels = {
         "app.kubernetes.io/managed-by": constants.MANAGED_BY,

@@ -3,12 +3,18 @@
 `render` takes one object as JSON (a DynamoGraphDeployment or a DynamoComponentDeployment) and
 returns the objects the controllers would write for it, parents before children. Like every
 builder's output they carry no owner references: the operator's child writer adds those when it
-creates a child, from the stored parent's UID.
+creates a child, from the stored parent's UID. Graphs are rendered as on a cluster serving every
+optional API they use (an EPP service's InferencePool included).
+
+`render_documents` takes a whole manifest file, as users keep them: the Dynamo kinds are
+rendered, our kinds that make nothing visible without a cluster are skipped with a note, and
+every other document (a Namespace, an HPA, a KEDA ScaledObject...) passes through unchanged.
 """
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -18,16 +24,19 @@ from api.load import load_valid
 from api.v1alpha1 import DynamoComponentDeployment, DynamoGraphDeployment
 from backends.component_deployment import component_deployments
 from backends.component_workload import component_objects
+from backends.constants import DYNAMO_API_VERSION
 from backends.errors import GenerationError
 from backends.graph_children import graph_children, uses_grove
 from backends.settings import OperatorSettings
 
 Json = dict[str, Any]
 
-__all__ = ["render", "render_all"]
+__all__ = ["render", "render_all", "render_documents"]
 
 # Kinds whose controllers create nothing that can be shown.
 _NO_CHILDREN = ("DynamoGraphDeploymentScalingAdapter", "DynamoModel")
+_RENDERED = ("DynamoGraphDeployment", "DynamoComponentDeployment")
+_DYNAMO_GROUP = DYNAMO_API_VERSION.split("/")[0]
 T = TypeVar("T")
 
 
@@ -45,6 +54,30 @@ def render_all(
     )
 
 
+def render_documents(
+    documents: Iterable[Mapping[str, Any]],
+    settings: OperatorSettings | None = None,
+) -> tuple[list[Json], list[str]]:
+    """The objects of a manifest file, in order (each once), and a note per skipped document.
+    Raises GenerationError for a Dynamo manifest the operator would reject."""
+    objects: list[Json] = []
+    notes = []
+    for doc in documents:
+        kind = doc.get("kind")
+        group = str(doc.get("apiVersion") or "").split("/")[0]
+        name = (doc.get("metadata") or {}).get("name", "")
+        if kind in _RENDERED:
+            objects += render(doc, settings)
+        elif group == _DYNAMO_GROUP:
+            notes.append(f"skipped {kind} {name}: nothing to render without a cluster")
+        elif kind and name:
+            objects.append(copy.deepcopy(dict(doc)))
+        else:
+            raise GenerationError("every YAML document must be a Kubernetes object with a "
+                                  "kind and a metadata.name")
+    return _unique(objects), notes
+
+
 def render(
     manifest: Mapping[str, Any],
     settings: OperatorSettings | None = None,
@@ -53,7 +86,7 @@ def render(
 ) -> list[Json]:
     """The objects the operator creates for one manifest. Raises GenerationError for a
     manifest it would reject."""
-    settings = settings or OperatorSettings()
+    settings = dataclasses.replace(settings or OperatorSettings(), inference_pool_enabled=True)
     kind = manifest.get("kind")
     data = copy.deepcopy(dict(manifest))
     data.setdefault("metadata", {}).setdefault("namespace", "default")

@@ -28,6 +28,9 @@ class OperatorSettings:
     discovery_backend: str = constants.DISCOVERY_KUBERNETES
     #: Secret holding the SSH key pair TRT-LLM multinode pods use for mpirun.
     mpi_run_secret_name: str = "mpi-run-ssh-secret"
+    #: Where that Secret is kept; it is copied into each namespace running TRT-LLM multinode
+    #: services ("": each namespace must hold its own).
+    mpi_run_secret_namespace: str = ""
     #: Grove (grove.io) is installed: graphs become one PodCliqueSet unless opted out.
     grove_enabled: bool = False
     #: LeaderWorkerSet (and Volcano) are installed: multinode components can run on the DCD path.
@@ -36,6 +39,9 @@ class OperatorSettings:
     volcano_enabled: bool = True
     #: Grove gang-termination delay in seconds; 0 leaves Grove's own default.
     grove_termination_delay_seconds: int = 15 * 60
+    #: The gateway-api-inference-extension's InferencePool API is served: EPP services get
+    #: their pool.
+    inference_pool_enabled: bool = False
     #: Schedule Grove pods with the Kai scheduler.
     kai_scheduler_enabled: bool = False
     #: Istio gateway; when set, components may get a VirtualService.

@@ -19,7 +19,7 @@ from .store import IndexFunc
 
 Json = dict[str, Any]
 JsonList = list[Json]
-InformerKey = tuple[str, str, str, str | None]
+InformerKey = tuple[str, str, str, str | None, str]
 
 
 class Cache:
@@ -45,18 +45,21 @@ class Cache:
         self._running = False
 
     def informer(self, resource: Resource, namespace: str | None = None, *,
-                 indexers: dict[str, IndexFunc] | None = None) -> Informer:
+                 indexers: dict[str, IndexFunc] | None = None,
+                 field_selector: str = "") -> Informer:
         """The shared informer of a resource (created on first use).
 
         `namespace` defaults to the cache's scope. `indexers` are added to the informer, new
-        or not; a name already taken by a different function raises ValueError.
+        or not; a name already taken by a different function raises ValueError. An informer
+        with a `field_selector` holds only the matching objects and is never the one reads
+        go to (`get`, `list`): it is shared only by callers asking the same selector.
         """
         scope = namespace if namespace is not None else self.namespace
         scope = scope if resource.namespaced else None
-        key = (*_identity(resource), scope)
+        key = (*_identity(resource), scope, field_selector)
         informer = self._informers.get(key)
         if informer is None:
-            informer = Informer(self.client, resource, scope,
+            informer = Informer(self.client, resource, scope, field_selector=field_selector,
                                 transform=self.transform_for(resource), indexers=indexers,
                                 settings=self.settings)
             self._informers[key] = informer

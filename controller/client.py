@@ -7,6 +7,7 @@ itself, so every object stays a plain dict in JSON shape whatever its kind.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
@@ -44,6 +45,11 @@ class ClientConfig:
     burst: int = 30
     #: Total time allowed for one non-watch request.
     timeout: float = 30.0
+    #: Times a request is sent again when the server answers 429, or a 5xx with Retry-After,
+    #: after the delay it asks for (client-go's rest client does the same, 10 times).
+    max_retries: int = 10
+    #: The longest delay honoured from one Retry-After.
+    max_retry_after: float = 30.0
     #: Neutral defaults: an application built on the runtime names itself here.
     user_agent: str = "asyncio-controller"
     field_manager: str = "asyncio-controller"
@@ -134,8 +140,27 @@ class KubeClient:
     async def request(self, method: str, path: str, *, query: Query | None = None,
                       body: Any = None, content_type: str = "application/json",
                       request_timeout: float | None = None) -> Json:
-        """One request; a non-2xx answer raises the matching ApiError."""
+        """One request; a non-2xx answer raises the matching ApiError.
+
+        When the server says it is throttling or briefly unavailable (429, or a 5xx with
+        Retry-After) the request is sent again after the delay it asks for, up to
+        `max_retries` times: the server did not act on it, and the caller need not know."""
         limit = aiohttp.ClientTimeout(total=request_timeout or self.config.timeout)
+        retries = 0
+        while True:
+            try:
+                return await self._request_once(method, path, query, body, content_type, limit)
+            except ApiError as err:
+                if not _retry_later(err) or retries >= self.config.max_retries:
+                    raise
+                retries += 1
+                if self._metrics is not None:
+                    self._metrics.rest_retries.labels(code=str(err.code), method=method,
+                                                      host=self.host).inc()
+                await asyncio.sleep(min(err.retry_after or 0.0, self.config.max_retry_after))
+
+    async def _request_once(self, method: str, path: str, query: Query | None, body: Any,
+                            content_type: str, limit: aiohttp.ClientTimeout) -> Json:
         response = await self._send(method, path, query, body, content_type, limit)
         try:
             data = await response.read()
@@ -148,10 +173,12 @@ class KubeClient:
     @asynccontextmanager
     async def watch(self, resource: Resource, namespace: str | None, *, resource_version: str,
                     timeout_seconds: int, read_timeout: float, label_selector: str = "",
+                    field_selector: str = "",
                     allow_bookmarks: bool = True) -> AsyncIterator[AsyncIterator[Json]]:
         """A watch stream as an iterator of events; the read timeout bounds silent gaps."""
         query = _query(watch="true", resourceVersion=resource_version,
                        timeoutSeconds=str(timeout_seconds), labelSelector=label_selector,
+                       fieldSelector=field_selector,
                        allowWatchBookmarks="true" if allow_bookmarks else "")
         timeout = aiohttp.ClientTimeout(total=None, connect=self.config.timeout,
                                         sock_connect=self.config.timeout,
@@ -197,6 +224,11 @@ async def _events(response: Any) -> AsyncIterator[Json]:
 
 def _query(**params: str) -> Query:
     return [(k, v) for k, v in params.items() if v]
+
+
+def _retry_later(err: ApiError) -> bool:
+    """client-go's rule: 429 or any 5xx, and only when the server said when to come back."""
+    return err.retry_after is not None and (err.code == 429 or err.code >= 500)
 
 
 def _error(code: int, data: bytes, retry_after: str | None) -> ApiError:

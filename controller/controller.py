@@ -4,7 +4,9 @@ Each key is reconciled by at most one worker at a time (the queue guarantees it)
 reconcile that raises is logged, counted, and retried with the rate limiter's growing delay;
 a 409 Conflict is retried the same way but is not counted as an error, since it only means
 the cache was behind. A `TerminalError` is logged once without a traceback, counted, and not
-retried until the object changes (or after its `retry_after`, if it gave one).
+retried until the object changes (or after its `retry_after`, if it gave one). A key the
+`admit` filter turns away when a worker takes it is dropped without a reconcile; `resync`
+puts a namespace's keys back, for when the filter's answer changes.
 
 Every log line of a reconcile, the reconciler's and the loop's, carries controller,
 namespace, name and a reconcile id: they are bound as structlog context variables around
@@ -19,12 +21,12 @@ import uuid
 
 import structlog
 
-from .errors import Conflict, TerminalError
+from .errors import Conflict, TerminalError, is_transient
 from .handlers import Mapper, enqueue
 from .informer import Informer
 from .metrics import Metrics
 from .ratelimit import RateLimiter
-from .reconcile import Reconciler, Request, Result
+from .reconcile import Reconciler, Request, RequestFilter, Result
 from .workqueue import ShutDown, WorkQueue
 
 log = structlog.get_logger("controller")
@@ -39,13 +41,15 @@ class Controller:
 
     def __init__(self, name: str, reconciler: Reconciler, *, max_concurrent_reconciles: int = 1,
                  rate_limiter: RateLimiter | None = None, metrics: Metrics | None = None,
-                 cache_sync_timeout: float = 120.0) -> None:
+                 cache_sync_timeout: float = 120.0,
+                 admit: RequestFilter | None = None) -> None:
         if max_concurrent_reconciles < 1:
             raise ValueError("max_concurrent_reconciles must be at least 1")
         self.name = name
         self.reconciler = reconciler
         self.max_concurrent_reconciles = max_concurrent_reconciles
         self.cache_sync_timeout = cache_sync_timeout
+        self.admit = admit
         self.metrics = metrics or Metrics()
         self.queue: WorkQueue[Request] = WorkQueue(name, rate_limiter, self.metrics.queue(name))
         self._sources: list[tuple[Informer, Mapper]] = []
@@ -85,6 +89,14 @@ class Controller:
                 tg.create_task(self._worker(), name=f"{self.name} worker {i}")
         self._log.info("workers stopped")
 
+    def resync(self, namespace: str | None = None) -> None:
+        """Enqueue what every source maps its cached objects (in `namespace`) to, as a
+        resync does: level-based reconciles make the extra keys harmless."""
+        for informer, mapper in self._sources:
+            for obj in informer.store.list(namespace):
+                for request in mapper(obj):
+                    self.queue.add(request)
+
     def shutdown(self) -> None:
         """Stop taking keys: each worker finishes the reconcile it is in, then `run` returns."""
         self.queue.shutdown()
@@ -97,6 +109,9 @@ class Controller:
                 return
             self._active.inc()
             try:
+                if self.admit is not None and not await self.admit(request):
+                    self.queue.forget(request)
+                    continue
                 await self._reconcile(request)
             finally:
                 self._active.dec()
@@ -115,16 +130,32 @@ class Controller:
                 self._results["requeue"].inc()
             except TerminalError as err:
                 self._on_terminal(request, err)
-            except Exception:
-                self._log.exception("reconcile failed",
-                                    retries=self.queue.num_requeues(request))
-                self.queue.add_rate_limited(request)
-                self._errors.inc()
-                self._results["error"].inc()
+            except Exception as err:
+                if is_transient(err):
+                    self._on_transient(request, err)
+                else:
+                    self._on_error(request)
             else:
                 self._on_result(request, result)
             finally:
                 self._time.observe(time.monotonic() - started)
+
+    def _on_error(self, request: Request) -> None:
+        """A failure nobody foresaw: a bug, so the traceback is worth its lines."""
+        self._log.exception("reconcile failed", retries=self.queue.num_requeues(request))
+        self.queue.add_rate_limited(request)
+        self._errors.inc()
+        self._results["error"].inc()
+
+    def _on_transient(self, request: Request, err: BaseException) -> None:
+        """The API server or the network is briefly unavailable: retried with backoff, told
+        once per object at warning level, without a traceback."""
+        retries = self.queue.num_requeues(request)
+        log = self._log.warning if retries == 0 else self._log.debug
+        log("transient error, retrying", error=str(err) or type(err).__name__, retries=retries)
+        self.queue.add_rate_limited(request)
+        self._errors.inc()
+        self._results["error"].inc()
 
     def _on_terminal(self, request: Request, err: TerminalError) -> None:
         self._log.warning("reconcile failed, not retrying until the object changes",

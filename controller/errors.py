@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import aiohttp
+
 
 class ApiError(Exception):
     """A non-2xx answer of the API server, carrying its Status object when there was one."""
@@ -81,3 +83,15 @@ def parse_retry_after(value: str | None) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         return None
+
+
+#: Exceptions that may be a passing state of the network.
+_NETWORK_ERRORS = (aiohttp.ClientError, TimeoutError, OSError)
+
+
+def is_transient(err: BaseException) -> bool:
+    """Throttling (429), a server error (5xx), a timeout or a refused or broken connection:
+    retrying later can succeed, and nothing about the object is wrong."""
+    if isinstance(err, ApiError):
+        return err.code == 429 or err.code >= 500
+    return isinstance(err, _NETWORK_ERRORS)

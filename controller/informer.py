@@ -79,13 +79,15 @@ class Informer:
     """Keeps a Store in step with the API server and fans events out to handlers."""
 
     def __init__(self, client: KubeClient, resource: Resource, namespace: str | None = None, *,
-                 label_selector: str = "", transform: Transform | None = None,
+                 label_selector: str = "", field_selector: str = "",
+                 transform: Transform | None = None,
                  indexers: dict[str, IndexFunc] | None = None,
                  settings: WatchSettings | None = None) -> None:
         self.client = client
         self.resource = resource
         self.namespace = namespace if resource.namespaced else None
         self.label_selector = label_selector
+        self.field_selector = field_selector
         self.transform = transform
         self.settings = settings or WatchSettings()
         self.store = Store(indexers)
@@ -155,6 +157,7 @@ class Informer:
         while True:
             page = await self.client.list(self.resource, self.namespace,
                                           label_selector=self.label_selector,
+                                          field_selector=self.field_selector,
                                           limit=self.settings.page_size, continue_token=token)
             meta = page.get("metadata", {})
             rv = rv or meta.get("resourceVersion", "")
@@ -192,7 +195,8 @@ class Informer:
                                          resource_version=self._last_rv,
                                          timeout_seconds=max(1, timeout),
                                          read_timeout=s.read_timeout,
-                                         label_selector=self.label_selector) as stream:
+                                         label_selector=self.label_selector,
+                                         field_selector=self.field_selector) as stream:
                 async for event in stream:
                     events += 1
                     self._handle(event)

@@ -6,13 +6,18 @@ ready when the caches have synced, leader or not. A clean stop (`stop()`, e.g. o
 runs backwards: controllers finish their current reconciles (bounded by the graceful
 shutdown timeout), the lease is released, informers stop, the server and the client close.
 Cancelling `run()` instead is an abrupt death: nothing more is sent, the lease is left to
-expire, as when the process is killed.
+expire, as when the process is killed. Stop hooks run after the controllers and before the
+client closes, told whether the stop was clean.
+
+Request filters (`add_request_filter`) apply to every controller: a key any filter turns
+away is dropped when a worker takes it; `resync(namespace)` enqueues a namespace again once
+a filter would admit it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,11 +31,15 @@ from .informer import Transform, WatchSettings, strip_managed_fields
 from .leader_election import LeaderElectionConfig, LeaderElector
 from .metrics import Metrics
 from .ratelimit import RateLimiter
-from .reconcile import Reconciler
+from .reconcile import Reconciler, Request, RequestFilter
 from .resource import Resource
 from .status_server import METRICS_PATHS, PROBE_PATHS, StatusServer
 
 log = structlog.get_logger("controller.manager")
+
+#: Awaited as the manager stops; the argument says whether the stop was clean (False after a
+#: lost lease or a cancellation: then nothing more should be sent).
+StopHook = Callable[[bool], Awaitable[None]]
 
 
 class LeadershipLost(Exception):
@@ -73,6 +82,10 @@ class Manager:
                            transform=config.transform, by_object=config.by_object)
         self.controllers: list[Controller] = []
         self.elector: LeaderElector | None = None
+        self._filters: list[RequestFilter] = []
+        self._stop_hooks: list[StopHook] = []
+        self._runnables: list[tuple[str, Callable[[], Awaitable[None]]]] = []
+        self._readiness: list[Callable[[], bool]] = []
         self.metrics_server: StatusServer | None = None
         if config.metrics_port is None:
             self.status = StatusServer(metrics.registry, self._ready, config.status_host,
@@ -108,7 +121,8 @@ class Manager:
         controller = Controller(name, reconciler,
                                 max_concurrent_reconciles=max_concurrent_reconciles,
                                 rate_limiter=rate_limiter, metrics=self.metrics,
-                                cache_sync_timeout=self.config.cache_sync_timeout)
+                                cache_sync_timeout=self.config.cache_sync_timeout,
+                                admit=self._admit)
         controller.watch(self.cache.informer(for_), requests_for_object)
         for child in owns:
             controller.watch(self.cache.informer(child), requests_for_owner(for_))
@@ -116,6 +130,34 @@ class Manager:
             controller.watch(self.cache.informer(resource), mapper)
         self.controllers.append(controller)
         return controller
+
+    def add_request_filter(self, admit: RequestFilter) -> None:
+        """Reconcile, in every controller, only the keys `admit` accepts (before `run`)."""
+        self._filters.append(admit)
+
+    def add_runnable(self, name: str, run: Callable[[], Awaitable[None]]) -> None:
+        """Run `run()` on every replica, leader or not, beside the informers (before `run`).
+        It should only end when cancelled; if it ends otherwise, the manager stops."""
+        self._runnables.append((name, run))
+
+    def add_readiness_check(self, check: Callable[[], bool]) -> None:
+        """/readyz is ready only while `check()` is true too."""
+        self._readiness.append(check)
+
+    def add_stop_hook(self, hook: StopHook) -> None:
+        """Await `hook` as `run` ends, after the controllers, before the client closes."""
+        self._stop_hooks.append(hook)
+
+    def resync(self, namespace: str | None = None) -> None:
+        """Enqueue every cached object (of one namespace) in every controller again."""
+        for controller in self.controllers:
+            controller.resync(namespace)
+
+    async def _admit(self, request: Request) -> bool:
+        for admit in self._filters:
+            if not await admit(request):
+                return False
+        return True
 
     def stop(self) -> None:
         """Ask `run` to stop cleanly (safe to call from a signal handler)."""
@@ -131,7 +173,7 @@ class Manager:
         return (self.metrics_server or self.status).port
 
     def _ready(self) -> bool:
-        return self.cache.has_synced
+        return self.cache.has_synced and all(check() for check in self._readiness)
 
     # --- running ---------------------------------------------------------------------------
 
@@ -139,26 +181,43 @@ class Manager:
         """Run until `stop()`; raises LeadershipLost if the lease was lost."""
         self._log.info("starting manager")
         servers = [s for s in (self.status, self.metrics_server) if s is not None]
+        clean = False
         try:
             for server in servers:
                 await server.start()
             informers = asyncio.create_task(self.cache.run(), name="cache")
             # The cache only ends by cancellation; if it dies anyway, stop everything.
             informers.add_done_callback(self._on_cache_exit)
+            runnables: list[asyncio.Future[None]] = [
+                asyncio.ensure_future(run()) for _, run in self._runnables]
+            for task in runnables:
+                task.add_done_callback(self._on_cache_exit)
             try:
                 await self._run_elected()
             finally:
-                informers.cancel()
-                (outcome,) = await asyncio.gather(informers, return_exceptions=True)
-            if isinstance(outcome, Exception):
-                raise outcome
+                for task in (informers, *runnables):
+                    task.cancel()
+                (outcome, *ends) = await asyncio.gather(informers, *runnables,
+                                                        return_exceptions=True)
+            for end in (outcome, *ends):
+                if isinstance(end, Exception):
+                    raise end
+            clean = True
             self._log.info("manager stopped")
         finally:
+            for hook in self._stop_hooks:
+                await self._run_hook(hook, clean)
             for server in servers:
                 await server.stop()
             await self.client.close()
 
-    def _on_cache_exit(self, task: asyncio.Task[None]) -> None:
+    async def _run_hook(self, hook: StopHook, clean: bool) -> None:
+        try:
+            await hook(clean)
+        except Exception:  # one failing hook must not keep the others or the close from running
+            self._log.exception("stop hook failed")
+
+    def _on_cache_exit(self, task: asyncio.Future[None]) -> None:
         if not task.cancelled():
             self.stop()
 

@@ -77,6 +77,10 @@ class Metrics:
             "rest_client_requests_total",
             "Number of HTTP requests, partitioned by status code, method, and host",
             ["code", "method", "host"], registry=r)
+        self.rest_retries = Counter(
+            "rest_client_request_retries_total",
+            "Number of request retries, partitioned by status code, method, and host",
+            ["code", "method", "host"], registry=r)
 
     def queue(self, name: str) -> QueueMetrics:
         return QueueMetrics(self, name)

@@ -30,3 +30,6 @@ DONE = Result()
 #: A reconciler returns None for done, or a Result; it raises `TerminalError` for what
 #: retrying cannot fix. A plain function or an object's bound method (`obj.reconcile`).
 Reconciler = Callable[[Request], Awaitable[Result | None]]
+
+#: Whether a key may be reconciled now (False: dropped, with its backoff, until enqueued again).
+RequestFilter = Callable[[Request], Awaitable[bool]]

@@ -26,7 +26,8 @@ from hack.localcluster.testing import eventually as shared_eventually
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "deploy" / "examples"
 CRD_FILES = [*sorted((ROOT / "deploy" / "crds").glob("*.yaml")),
-             ROOT / "hack" / "crds" / "leaderworkerset.yaml"]
+             ROOT / "hack" / "crds" / "leaderworkerset.yaml",
+             ROOT / "hack" / "crds" / "inferencepool.yaml"]
 OPERATOR = Path(sys.executable).parent / "dynamo-operator"
 
 
@@ -158,7 +159,8 @@ class OperatorProcess:
 
 
 async def install_crds(e: Env) -> None:
-    """Apply the nvidia.com CRDs and the LeaderWorkerSet CRD; wait until they are served."""
+    """Apply the nvidia.com CRDs, LeaderWorkerSet's and InferencePool's; wait until they are
+    served."""
     args: list[str] = []
     for path in CRD_FILES:
         args += ["-f", str(path)]

@@ -1,7 +1,8 @@
 """`python -m hack.quickstart` (`make quickstart`): a Dynamo graph running in one command.
 
 Starts the local cluster with its simulated GPU nodes (state in `.localcluster/`), installs the
-CRDs (ours and LeaderWorkerSet's), starts `dynamo-operator`, applies
+CRDs (ours and LeaderWorkerSet's), starts `dynamo-operator` with its admission webhooks (served
+on 127.0.0.1, registered with `--webhook-url`; it waits until they answer), applies
 `deploy/examples/vllm-agg.yaml`, waits until the graph is Ready, prints what runs, and keeps the
 cluster and the operator running until Ctrl-C (or stops at once with `--exit`).
 """
@@ -15,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from types import FrameType
 
@@ -75,19 +77,46 @@ class Quickstart:
         log = (self.dir / "operator.log").open("ab")
         env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
         env.setdefault("POD_NAME", "quickstart")
+        probe, webhook = free_port(), free_port()
+        url = f"https://127.0.0.1:{webhook}"
         self.children.append(subprocess.Popen(
             [str(BIN / "dynamo-operator"), "--kubeconfig", str(self.kubeconfig),
              "--leader-election-namespace", "default", "--log-format", "console",
-             "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
-             "--metrics-bind-address", f"127.0.0.1:{free_port()}"],
+             "--health-probe-bind-address", f"127.0.0.1:{probe}",
+             "--metrics-bind-address", f"127.0.0.1:{free_port()}",
+             "--enable-webhooks", "--webhook-port", str(webhook), "--webhook-url", url],
             stdout=log, stderr=log, env=env))
         print(f"operator started; its log: {self.dir / 'operator.log'}", flush=True)
+        self._wait_for_webhooks(probe, url)
+
+    def _wait_for_webhooks(self, probe: int, url: str) -> None:
+        """Until the operator is ready (its webhook serving) and the webhook configuration
+        (maybe left by an earlier run on another port) calls this operator."""
+        env = {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
+        deadline = time.monotonic() + self.args.timeout
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{probe}/readyz", timeout=2):
+                    pass
+                called = subprocess.run(
+                    [str(BIN / "kubectl"), "get", "validatingwebhookconfiguration",
+                     "dynamo-operator-validating", "-o",
+                     "jsonpath={.webhooks[*].clientConfig.url}"],
+                    env=env, capture_output=True, text=True, timeout=30).stdout.split()
+                if called and all(u.startswith(url + "/") for u in called):
+                    print(f"admission webhooks: {url}", flush=True)
+                    return
+            except OSError:
+                pass
+            time.sleep(0.3)
+        raise SystemExit("the operator's webhooks did not come up; see operator.log")
 
     def run(self) -> int:
         self.start_cluster()
         self.kubectl("apply", "--server-side", "--force-conflicts",
                      "-f", str(ROOT / "deploy/crds"),
-                     "-f", str(ROOT / "hack/crds/leaderworkerset.yaml"))
+                     "-f", str(ROOT / "hack/crds/leaderworkerset.yaml"),
+                     "-f", str(ROOT / "hack/crds/inferencepool.yaml"))
         self.kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=60s")
         self.start_operator()
         self.kubectl("apply", "-f", str(self.args.example))

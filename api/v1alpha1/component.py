@@ -23,7 +23,8 @@ from api.kube import (
 from api.markers import doc
 
 BACKEND_FRAMEWORKS = ("sglang", "vllm", "trtllm")
-# Types with their own defaults; "main", "default" (and no type) get the base defaults.
+# Types the operator knows; "main", "default", no type and any other string get the base
+# defaults (componentType is a free string in the API).
 COMPONENT_TYPES = ("frontend", "worker", "prefill", "decode", "planner", "epp", "main", "default")
 SUB_COMPONENT_TYPES = ("prefill", "decode")
 

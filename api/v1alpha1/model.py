@@ -58,8 +58,17 @@ class EndpointInfo:
     ready: bool | None = field(
         default=None,
         metadata=doc(
-            "For a lora model: the adapter was loaded (POST /loras answered 2xx). Always false "
-            "for a base model, which is not probed."
+            "For a lora model: the endpoint is ready and the adapter is loaded in it (POST "
+            "/engine/v1/load_lora answered 2xx). Always false for a base model, which is not "
+            "probed."
+        ),
+    )
+    loaded_on: str | None = field(
+        default=None,
+        metadata=doc(
+            "For a lora model: the pod uid and container restart count (<uid>/<restarts>) of "
+            "the run the adapter was loaded into. A new pod or a restarted container no longer "
+            "matches and is loaded again; a matching one is not called."
         ),
     )
 

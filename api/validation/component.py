@@ -21,6 +21,8 @@ from api.validation import values
 # The only backend with a default compilation-cache mount point.
 CACHE_DEFAULT_BACKEND = "vllm"
 EPP = "epp"
+#: Types that mean "the generic component" themselves.
+GENERIC_TYPES = ("main", "default")
 
 
 def validate_component(
@@ -32,8 +34,9 @@ def validate_component(
 ) -> list[FieldError]:
     """Every error in one component. `pvc_names` are the PVCs a graph declares (None for a
     standalone DCD, whose mounts cannot be checked here)."""
-    errors = values.one_of(f"{path}.componentType", spec.component_type or None, COMPONENT_TYPES)
-    errors += values.one_of(
+    # componentType is a free string (the API reference's example is "main"): unknown types
+    # get the generic defaults, which `component_warnings` says.
+    errors = values.one_of(
         f"{path}.subComponentType", spec.sub_component_type or None, SUB_COMPONENT_TYPES
     )
     errors += values.at_least(f"{path}.replicas", spec.replicas, 0)
@@ -62,8 +65,19 @@ def validate_component(
 
 
 def component_warnings(spec: DynamoComponentDeploymentSharedSpec, path: str) -> list[FieldError]:
-    """Deprecated fields: accepted and kept, but they do nothing."""
+    """Deprecated fields (accepted and kept, but they do nothing) and component types without
+    defaults of their own."""
     warnings = []
+    kind = spec.component_type
+    if kind and kind not in COMPONENT_TYPES:
+        warnings.append(
+            FieldError(
+                f"{path}.componentType",
+                f'"{kind}" has no defaults of its own; the generic component defaults apply '
+                "(no ports, probes or service account are added; known types: "
+                f"{', '.join(t for t in COMPONENT_TYPES if t not in GENERIC_TYPES)})",
+            )
+        )
     if spec.autoscaling is not None:
         warnings.append(
             FieldError(

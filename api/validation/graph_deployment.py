@@ -31,6 +31,7 @@ def validate_graph_deployment(dgd: DynamoGraphDeployment) -> list[FieldError]:
         errors.append(FieldError("spec.services", "must have at least one service"))
     elif len(services) > MAX_SERVICES:
         errors.append(FieldError("spec.services", f"must have at most {MAX_SERVICES} services"))
+    errors += _case_collisions(dgd.metadata.get("name") or "", services)
     errors += values.one_of("spec.backendFramework", spec.backend_framework, BACKEND_FRAMEWORKS)
     errors += _pvcs(spec.pvcs or [])
     for i, env in enumerate(spec.envs or []):
@@ -70,6 +71,29 @@ def graph_deployment_warnings(dgd: DynamoGraphDeployment) -> list[FieldError]:
     for key, service in (dgd.spec.services or {}).items():
         warnings += component_warnings(service, f"spec.services.{key}")
     return warnings
+
+
+def _case_collisions(
+    graph_name: str, services: dict[str, DynamoComponentDeploymentSharedSpec]
+) -> list[FieldError]:
+    """Keys differing only in case name the same generated objects (`<graph>-<key lowercased>`):
+    two specs would then fight over one DynamoComponentDeployment."""
+    first: dict[str, str] = {}
+    errors = []
+    for key in services:
+        lowered = key.lower()
+        if lowered not in first:
+            first[lowered] = key
+            continue
+        generated = f"{graph_name}-{lowered}" if graph_name else lowered
+        errors.append(
+            FieldError(
+                f"spec.services.{key}",
+                f'service keys "{first[lowered]}" and "{key}" differ only in case and would '
+                f'both be DynamoComponentDeployment "{generated}"; rename one of them',
+            )
+        )
+    return errors
 
 
 def _pvcs(pvcs: list[PVC]) -> list[FieldError]:

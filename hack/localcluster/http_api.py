@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from . import discovery, protobuf, tables
+from . import admission, discovery, protobuf, tables
 from .apply import validate_field_manager
 from .errors import (
     ApiError,
@@ -26,11 +26,14 @@ from .operations import ListResult, Operations, WriteOptions
 from .patch import PATCH_CONTENT_TYPES
 from .registry import ResourceType
 from .selectors import FieldSelector, LabelSelector
+from .users import UserInfo
 from .watch_stream import WatchPlan, serve_watch
 
 Json = dict[str, Any]
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
+#: Who sent a request, as the server's authentication found (None before it has run).
+USER_KEY = web.RequestKey("user", UserInfo)
 
 
 @dataclass
@@ -59,6 +62,8 @@ class ResourceApi:
         self.registry = ops.registry
         self.openapi = OpenAPI(ops.registry)
         self.watch_settings = watch or WatchSettings()
+        #: Admission webhooks called on writes (None: not called).
+        self.webhooks: admission.Webhooks | None = None
 
     # --- routing ---------------------------------------------------------------------------
 
@@ -141,20 +146,25 @@ class ResourceApi:
                                " resource definition is terminating",
                                {"group": rt.group, "kind": rt.plural})
             body = await _read_body(request)
-            result = self.ops.create(rt, target.namespace or "", body, opts)
+            opts.webhooks = self._webhooks(request, "CreateOptions", opts)
+            result = await admission.admitted(opts.webhooks, lambda: self.ops.create(
+                rt, target.namespace or "", body, opts))
             return self._respond(request, rt, result.obj, single=True, code=201,
-                                 warnings=result.warnings)
+                                 warnings=_with_webhooks(result.warnings, opts))
         if method == "PUT" and target.name:
             body = await _read_body(request)
+            opts.webhooks = self._webhooks(request, "UpdateOptions", opts)
             if target.subresource == "scale":
-                result = self.ops.update_scale(rt, target.namespace or "", target.name, body, opts)
-                return _json(result.obj, warnings=result.warnings)
+                result = await admission.admitted(opts.webhooks, lambda: self.ops.update_scale(
+                    rt, target.namespace or "", target.name, body, opts))
+                return _json(result.obj, warnings=_with_webhooks(result.warnings, opts))
             if target.subresource == "finalize":
                 return _json(self.ops.finalize_namespace(rt, body))
-            result = self.ops.update(rt, target.namespace or "", target.name, body, opts,
-                                     target.subresource)
+            result = await admission.admitted(opts.webhooks, lambda: self.ops.update(
+                rt, target.namespace or "", target.name, body, opts, target.subresource))
             return self._respond(request, rt, result.obj, single=True,
-                                 code=201 if result.created else 200, warnings=result.warnings)
+                                 code=201 if result.created else 200,
+                                 warnings=_with_webhooks(result.warnings, opts))
         if method == "PATCH" and target.name:
             content_type = request.content_type
             patch_type = PATCH_CONTENT_TYPES.get(content_type)
@@ -163,32 +173,58 @@ class ResourceApi:
                                f"the body of the request was in an unknown format - accepted"
                                f" media types include: {', '.join(PATCH_CONTENT_TYPES)}")
             body = await _read_body(request, yaml_ok=patch_type == "apply")
+            opts.webhooks = self._webhooks(request, "PatchOptions", opts)
             if target.subresource == "scale":
-                result = self.ops.patch_scale(rt, target.namespace or "", target.name,
-                                              patch_type, body, opts)
-                return _json(result.obj, warnings=result.warnings)
-            result = self.ops.patch(rt, target.namespace or "", target.name, patch_type, body,
-                                    opts, target.subresource)
+                result = await admission.admitted(opts.webhooks, lambda: self.ops.patch_scale(
+                    rt, target.namespace or "", target.name, patch_type, body, opts))
+                return _json(result.obj, warnings=_with_webhooks(result.warnings, opts))
+            result = await admission.admitted(opts.webhooks, lambda: self.ops.patch(
+                rt, target.namespace or "", target.name, patch_type, body, opts,
+                target.subresource))
             return self._respond(request, rt, result.obj, single=True,
-                                 code=201 if result.created else 200, warnings=result.warnings)
+                                 code=201 if result.created else 200,
+                                 warnings=_with_webhooks(result.warnings, opts))
         if method == "DELETE":
             options = await _delete_options(request)
             dry_run = opts.dry_run
+            webhooks = self._webhooks(request, "DeleteOptions", opts, options)
             if target.name:
-                obj, outcome = self.ops.delete(rt, target.namespace or "", target.name,
-                                               options, dry_run)
+                obj, outcome = await admission.admitted(webhooks, lambda: self.ops.delete(
+                    rt, target.namespace or "", target.name, options, dry_run, webhooks))
                 pending = outcome == 202
                 # 202 only for a delete still pending that asked for cascading deletion the
                 # old way (orphanDependents=false); otherwise 200, as the delete handler does.
                 code = 202 if pending and options.get("orphanDependents") is False else 200
+                warnings = webhooks.warnings if webhooks is not None else None
                 if not pending and not rt.custom and rt.kind not in _RETURNS_OBJECT_ON_DELETE:
-                    return _json(_success_status(rt, obj), code=code)
-                return self._respond(request, rt, obj, single=True, code=code)
-            listed = self.ops.delete_collection(rt, target.namespace, options,
-                                                query.get("labelSelector", ""),
-                                                query.get("fieldSelector", ""), dry_run)
+                    return _json(_success_status(rt, obj), code=code, warnings=warnings)
+                return self._respond(request, rt, obj, single=True, code=code,
+                                     warnings=warnings)
+            listed = await admission.admitted(webhooks, lambda: self.ops.delete_collection(
+                rt, target.namespace, options, query.get("labelSelector", ""),
+                query.get("fieldSelector", ""), dry_run, webhooks))
             return self._list_response(request, rt, listed)
         raise method_not_allowed()
+
+    def _webhooks(self, request: web.Request, options_kind: str, opts: WriteOptions,
+                  delete_options: Json | None = None) -> admission.RequestAdmission | None:
+        """The webhook admission of one write request, with its options object."""
+        if self.webhooks is None:
+            return None
+        options: Json = {"kind": options_kind, "apiVersion": "meta.k8s.io/v1"}
+        if delete_options is not None:
+            options.update({k: v for k, v in delete_options.items()
+                            if k not in ("kind", "apiVersion")})
+        else:
+            if opts.manager:
+                options["fieldManager"] = opts.manager
+            if opts.field_validation:
+                options["fieldValidation"] = opts.field_validation
+            if opts.force:
+                options["force"] = True
+        if opts.dry_run:
+            options["dryRun"] = ["All"]
+        return self.webhooks.request(request.get(USER_KEY), options)
 
     def _crd_terminating(self, rt: ResourceType) -> bool:
         crd = self.ops.storage.get(("apiextensions.k8s.io", "customresourcedefinitions"), "",
@@ -310,6 +346,13 @@ class ResourceApi:
             timeout=timeout,
             table=q.get("includeObject", "Metadata") if _accept(request) == "Table" else None)
         return await serve_watch(request, self.ops.storage, plan)
+
+
+def _with_webhooks(warnings: list[str], opts: WriteOptions) -> list[str]:
+    """The write's own warnings, then its webhooks' (as kube-apiserver sends them)."""
+    if opts.webhooks is None:
+        return warnings
+    return [*warnings, *(w for w in opts.webhooks.warnings if w not in warnings)]
 
 
 def _validate_watch_options(send_initial: str | None, match: str, continue_token: str) -> None:
@@ -458,10 +501,9 @@ def _aggregated(doc: Json) -> web.Response:
 def _json(obj: Json, code: int = 200, warnings: list[str] | None = None) -> web.Response:
     headers = {}
     if warnings:
-        headers["Warning"] = ", ".join(
-            '299 - "' + w.replace("\\", "\\\\").replace('"', '\\"') + '"' for w in warnings)
+        headers["Warning"] = admission.warning_header(warnings)
     return web.Response(body=json.dumps(obj, separators=(",", ":")).encode(), status=code,
                         content_type="application/json", headers=headers)
 
 
-__all__ = ["MAX_BODY_BYTES", "ResourceApi", "WatchSettings"]
+__all__ = ["MAX_BODY_BYTES", "USER_KEY", "ResourceApi", "WatchSettings"]

@@ -4,7 +4,8 @@ Each generated model class knows its fields (`openapi_types`, `attribute_map`), 
 are required (the setter refuses None) and their descriptions (the property docstrings). What
 the generator dropped is restored here: the Go package of each type (the definition name
 `io.k8s.api.apps.v1.Deployment`), the int-or-string and quantity types it flattened into
-`object` and `str`, and the list merge extensions from `list_semantics`.
+`object` and `str`, the int32 / int64 formats of integers (`integer_formats`), and the list
+merge extensions from `list_semantics`.
 
 Schemas use OpenAPI v3 references (`#/components/schemas/<name>`); `openapi.py` rewrites them
 for Swagger 2.0. Building is lazy and the result is cached for the process: the models module
@@ -20,6 +21,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
+from hack.localcluster.integer_formats import INT64_FIELDS
 from hack.localcluster.list_semantics import ListSemantics, list_semantics
 
 Json = dict[str, Any]
@@ -360,6 +362,9 @@ class BuiltinCatalog:
                 named = INT_OR_STRING
             else:
                 named = _SPECIAL_OBJECT_FIELDS.get((cls, attr), ANY_JSON)
+        elif typ == "int":
+            field = (self._name(cls), getattr(self._models, cls).attribute_map[attr])
+            return {"type": "integer", "format": "int64" if field in INT64_FIELDS else "int32"}
         elif typ in _PRIMITIVES:
             return dict(_PRIMITIVES[typ])
         elif self._is_model(typ):

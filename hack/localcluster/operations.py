@@ -9,6 +9,7 @@ as `ApiError`s. It knows nothing of HTTP.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import random
 import uuid
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from . import admission, builtin_rules, patch, schema
+from . import admission, builtin_rules, patch, schema, typed_decoding
 from . import apply as ssa
 from .errors import (
     ApiError,
@@ -54,6 +55,8 @@ class WriteOptions:
     field_validation: str = "Warn"
     force: bool = False
     user_agent: str = ""
+    #: The admission webhooks of an API request (None: the server's own writes).
+    webhooks: admission.RequestAdmission | None = None
 
 
 @dataclass
@@ -273,14 +276,20 @@ class Operations:
     def create(self, rt: ResourceType, namespace: str, body: Any,
                opts: WriteOptions) -> WriteResult:
         obj = self._check_body(rt, copy_json(body), namespace)
+        typed_decoding.check_decodable(rt, obj)
         meta = obj["metadata"]
         requested_name = str(meta.get("name") or "")
-        if not meta.get("name") and meta.get("generateName"):
-            suffix = "".join(random.choice(_GENERATE_ALPHABET) for _ in range(5))
-            meta["name"] = str(meta["generateName"])[:58] + suffix
         if rt.namespaced and not namespace:
             raise bad_request("the namespace of the object could not be determined")
         admission.admit_create(self.storage, rt, namespace, requested_name, obj)
+        attrs = admission.Attributes(rt, "CREATE", namespace, requested_name,
+                                     dry_run=opts.dry_run)
+        obj = admission.mutate(opts.webhooks, attrs, obj, None)
+        meta = obj["metadata"]
+        # As in BeforeCreate: after admission, so webhooks see a generateName without a name.
+        if not meta.get("name") and meta.get("generateName"):
+            suffix = "".join(random.choice(_GENERATE_ALPHABET) for _ in range(5))
+            meta["name"] = str(meta["generateName"])[:58] + suffix
         for key in _SERVER_OWNED_META:
             meta.pop(key, None)
         meta["uid"] = str(uuid.uuid4())
@@ -293,6 +302,7 @@ class Operations:
         builtin_rules.prepare_for_create(rt, obj)
         extra = self._schema_pass(rt, obj, opts, warnings)
         self._validate(rt, obj, None, extra)
+        admission.validate(opts.webhooks, attrs, obj, None)
         name = meta["name"]
         if self.storage.get(rt.stored_as, namespace if rt.namespaced else "", name) is not None:
             raise already_exists(rt.group, rt.plural, name)
@@ -317,6 +327,7 @@ class Operations:
     def update(self, rt: ResourceType, namespace: str, name: str, body: Any,
                opts: WriteOptions, subresource: str = "") -> WriteResult:
         obj = self._check_body(rt, _request_copy(body, subresource, rt.custom), namespace)
+        typed_decoding.check_decodable(rt, obj)
         meta = obj["metadata"]
         if meta.get("name") and meta["name"] != name:
             raise bad_request("the name of the object (" + str(meta["name"]) + ") does not"
@@ -364,12 +375,17 @@ class Operations:
                 else:
                     meta.pop(key, None)
         meta["resourceVersion"] = old["metadata"]["resourceVersion"]
+        attrs = admission.Attributes(rt, "UPDATE", meta.get("namespace", ""), meta["name"],
+                                     subresource, opts.dry_run)
+        obj = admission.mutate(opts.webhooks, attrs, obj, old_served)
+        meta = obj["metadata"]
         warnings: list[str] = []
         extra = self._schema_pass(rt, obj, opts, warnings) if subresource != "status" else []
         if rt.custom and subresource == "status" and rt.schema is not None:
             extra = schema.validate(obj, rt.schema)
         builtin_rules.prepare_for_update(rt, obj, old_served)
         self._validate(rt, obj, old_served, extra)
+        admission.validate(opts.webhooks, attrs, obj, old_served)
         builtin_rules.apply_defaults(rt, obj, self.cluster_ips)
         # What the strategy left as it was goes back to sharing the stored object's value. Only
         # setdefault()s and assignments of strings happen above, so == means the same JSON.
@@ -412,6 +428,8 @@ class Operations:
             raise ApiError(415, "UnsupportedMediaType", f"unsupported patch type {patch_type}")
         if not isinstance(patched, dict):
             raise bad_request("the patched object is not a JSON object")
+        if patch_type in ("merge", "json"):
+            typed_decoding.check_patched(rt, patched)
         rv = (patched.get("metadata") or {}).get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise conflict(rt.group, rt.plural, name, "the object has been modified; please"
@@ -466,7 +484,8 @@ class Operations:
     # --- delete ----------------------------------------------------------------------------
 
     def delete(self, rt: ResourceType, namespace: str, name: str, options: Json,
-               dry_run: bool = False) -> tuple[Json, int]:
+               dry_run: bool = False,
+               webhooks: admission.RequestAdmission | None = None) -> tuple[Json, int]:
         """Delete per DeleteOptions; returns (body, 200) when the object is gone, or
         (body, 202) while finalizers (or a grace period) keep it; the HTTP layer picks the
         response code."""
@@ -486,6 +505,9 @@ class Operations:
                            f" {pre['resourceVersion']}, ResourceVersion in object meta:"
                            f" {old['metadata']['resourceVersion']}")
         admission.admit_delete(rt, name)
+        admission.validate(webhooks, admission.Attributes(rt, "DELETE", ns, name,
+                                                          dry_run=dry_run),
+                           None, self._served(rt, old))
         policy = options.get("propagationPolicy") or _default_propagation(rt, old, options)
         if policy not in ("Background", "Foreground", "Orphan"):
             raise invalid_object("meta.k8s.io", "DeleteOptions", "", [Cause(
@@ -559,7 +581,8 @@ class Operations:
 
     def delete_collection(self, rt: ResourceType, namespace: str | None, options: Json,
                           label_selector: str, field_selector: str,
-                          dry_run: bool = False) -> ListResult:
+                          dry_run: bool = False,
+                          webhooks: admission.RequestAdmission | None = None) -> ListResult:
         """Delete every matching object; returns them as listed, which is what
         kube-apiserver answers a deletecollection with."""
         listed = self.list_objects(rt, namespace, label_selector=label_selector,
@@ -567,7 +590,7 @@ class Operations:
         for obj in listed.items:
             try:
                 self.delete(rt, obj["metadata"].get("namespace", ""),
-                            obj["metadata"]["name"], options, dry_run)
+                            obj["metadata"]["name"], options, dry_run, webhooks)
             except ApiError as err:
                 if err.code != 404:
                     raise
@@ -585,6 +608,7 @@ class Operations:
         assert rt.scale is not None
         if not isinstance(scale, dict):
             raise bad_request("the body of the request was not a JSON object")
+        typed_decoding.check_decodable(typed_decoding.SCALE, scale)
         replicas = (scale.get("spec") or {}).get("replicas")
         if not isinstance(replicas, int) or isinstance(replicas, bool):
             raise invalid_object("autoscaling", "Scale", name, [Cause(
@@ -598,9 +622,24 @@ class Operations:
         if rv and rv != current["metadata"]["resourceVersion"]:
             raise conflict(rt.group, rt.plural, name, "the object has been modified; please"
                            " apply your changes to the latest version and try again")
+        if opts.webhooks is not None:
+            replicas = self._admit_scale(rt, namespace, name, current, replicas, opts)
+            opts = dataclasses.replace(opts, webhooks=None)
         _set_path(current, rt.scale.spec_replicas_path, replicas)
         result = self.update(rt, namespace, name, current, opts)
         return WriteResult(_to_scale(rt, result.obj), warnings=result.warnings)
+
+    def _admit_scale(self, rt: ResourceType, namespace: str, name: str, current: Json,
+                     replicas: int, opts: WriteOptions) -> int:
+        """Webhooks of a `/scale` write see Scale objects; the replicas they leave."""
+        old_scale = _to_scale(rt, current)
+        new_scale = copy_json(old_scale)
+        new_scale["spec"]["replicas"] = replicas
+        attrs = admission.Attributes(rt, "UPDATE", namespace, name, "scale", opts.dry_run)
+        new_scale = admission.mutate(opts.webhooks, attrs, new_scale, old_scale)
+        admission.validate(opts.webhooks, attrs, new_scale, old_scale)
+        mutated = (new_scale.get("spec") or {}).get("replicas")
+        return mutated if isinstance(mutated, int) and not isinstance(mutated, bool) else replicas
 
     def patch_scale(self, rt: ResourceType, namespace: str, name: str, patch_type: str,
                     body: Any, opts: WriteOptions) -> WriteResult:
@@ -614,6 +653,8 @@ class Operations:
         else:
             raise ApiError(415, "UnsupportedMediaType",
                            "apply patches are not supported on the scale subresource")
+        if patch_type in ("merge", "json") and isinstance(patched, dict):
+            typed_decoding.check_patched(typed_decoding.SCALE, patched)
         return self.update_scale(rt, namespace, name, patched, opts)
 
 

@@ -1,5 +1,11 @@
 """The local API server process: HTTPS, bearer-token auth, request accounting, lifecycle.
 
+Every token names a user (`users.UserInfo`): the kubeconfig's is the cluster admin, and
+`add_user` makes more (a ServiceAccount's identity for an operator, say). A SelfSubjectReview
+(POST authentication.k8s.io/v1 selfsubjectreviews) answers who a token is; discovery does not
+list that group, so `kubectl auth whoami` does not use it. The identity reaches admission
+webhooks as `userInfo`.
+
 `LocalCluster` is the one public entry: start it in-process (tests) or through
 `python -m hack.localcluster` (developers, e2e), then point any Kubernetes client at the
 kubeconfig it writes.
@@ -22,10 +28,10 @@ import structlog
 import yaml
 from aiohttp import web
 
-from . import discovery, tls
+from . import admission, discovery, tls
 from .errors import ApiError
 from .faults import CONTROL_PATH, Faults
-from .http_api import ResourceApi, WatchSettings
+from .http_api import USER_KEY, ResourceApi, WatchSettings
 from .operations import Operations, WriteOptions
 from .registry import Registry
 from .request_stats import RequestKey, RequestStats, classify
@@ -33,10 +39,12 @@ from .simulation import Simulation, SimulationConfig
 from .simulation.metrics import CONTROL_PATH as METRICS_PATH
 from .storage import Storage
 from .system_controllers import SystemControllers
+from .users import ADMIN, UserInfo
 
 log = structlog.get_logger("localcluster")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
+SELF_SUBJECT_REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -73,6 +81,9 @@ class LocalCluster:
         self.simulation = (Simulation(self.ops, self.config.simulation)
                            if self.config.simulation is not None else None)
         self.faults = Faults(self, seed=self.config.fault_seed)
+        self.webhooks = admission.Webhooks(self.storage, self.registry)
+        self.api.webhooks = self.webhooks
+        self.users: dict[str, UserInfo] = {self.config.token: ADMIN}
         self._runner: web.AppRunner | None = None
         self._workdir = Path(tempfile.mkdtemp(prefix="localcluster-"))
         self.certs = tls.load_or_generate(self.config.data_dir / "pki" if self.config.data_dir
@@ -121,6 +132,7 @@ class LocalCluster:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        await self.webhooks.close()
         self.storage.close()
 
     async def __aenter__(self) -> LocalCluster:
@@ -148,14 +160,21 @@ class LocalCluster:
 
     # --- kubeconfig ------------------------------------------------------------------------
 
-    def kubeconfig(self, namespace: str = "default") -> dict[str, Any]:
+    def add_user(self, user: UserInfo) -> str:
+        """A new bearer token that authenticates as `user`."""
+        token = secrets.token_urlsafe(24)
+        self.users[token] = user
+        return token
+
+    def kubeconfig(self, namespace: str = "default", token: str | None = None) -> dict[str, Any]:
         return {
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [{"name": "localcluster", "cluster": {
                 "server": self.url,
                 "certificate-authority-data": base64.b64encode(self.certs.ca_pem).decode()}}],
-            "users": [{"name": "localcluster-admin", "user": {"token": self.config.token}}],
+            "users": [{"name": "localcluster-admin", "user": {
+                "token": token or self.config.token}}],
             "contexts": [{"name": "localcluster", "context": {
                 "cluster": "localcluster", "user": "localcluster-admin",
                 "namespace": namespace}}],
@@ -163,9 +182,10 @@ class LocalCluster:
             "preferences": {},
         }
 
-    def write_kubeconfig(self, path: Path, namespace: str = "default") -> Path:
+    def write_kubeconfig(self, path: Path, namespace: str = "default",
+                         token: str | None = None) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(self.kubeconfig(namespace), sort_keys=False))
+        path.write_text(yaml.safe_dump(self.kubeconfig(namespace, token), sort_keys=False))
         path.chmod(0o600)
         return path
 
@@ -176,9 +196,11 @@ class LocalCluster:
         verb, resource, namespace = classify(request.method, request.path, dict(request.query))
         code = 500
         try:
-            if request.path not in ("/healthz", "/livez", "/readyz") and not self._authorized(
-                    request):
+            user = self._authenticate(request)
+            if request.path not in ("/healthz", "/livez", "/readyz") and user is None:
                 raise ApiError(401, "Unauthorized", "Unauthorized")
+            if user is not None:
+                request[USER_KEY] = user
             await self.faults.intercept(request, verb, resource, namespace)
             response = await handler(request)
             code = response.status
@@ -200,11 +222,16 @@ class LocalCluster:
             self.stats.record(RequestKey(verb, resource, namespace,
                                          request.headers.get("User-Agent", ""), code))
 
-    def _authorized(self, request: web.Request) -> bool:
+    def _authenticate(self, request: web.Request) -> UserInfo | None:
         header = request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
-        return scheme.lower() == "bearer" and secrets.compare_digest(
-            token.strip(), self.config.token)
+        if scheme.lower() != "bearer":
+            return None
+        token = token.strip()
+        for known, user in self.users.items():
+            if secrets.compare_digest(token, known):
+                return user
+        return None
 
     async def _route(self, request: web.Request) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
@@ -223,6 +250,12 @@ class LocalCluster:
                 raise ApiError(404, "NotFound", "the server could not find the requested"
                                " resource")
             return web.json_response(doc)
+        if path == SELF_SUBJECT_REVIEWS and request.method == "POST":
+            user = request[USER_KEY]
+            return web.json_response({
+                "kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
+                "metadata": {"creationTimestamp": None},
+                "status": {"userInfo": user.to_json()}}, status=201)
         if path == "/api" or path.startswith(("/api/", "/apis")):
             return await self.api.handle(request)
         if path == CONTROL_PATH:

@@ -9,6 +9,8 @@ changed modelRef.
 
 from __future__ import annotations
 
+from typing import Any
+
 from api.v1alpha1 import DynamoComponentDeployment
 from backends.children import DesiredChildren
 from backends.component_workload import component_children, component_kinds
@@ -23,6 +25,7 @@ from reconcilers.machinery.resources import SERVICE_ACCOUNTS, resource_for
 COMPONENT_POD_SA_LABEL = "nvidia.com/dynamo-component-pod"
 COMPONENT_POD_SA_INDEX = "component-pod-service-account"
 DEFAULT_SERVICE_ACCOUNT = "default"
+Json = dict[str, Any]
 _BY_COMPONENT_POD_LABEL = index_by_label(COMPONENT_POD_SA_LABEL)
 
 
@@ -45,9 +48,12 @@ async def component_service_account(cache: Cache, namespace: str) -> str:
 
 
 async def desired_children(cache: Cache, settings: OperatorSettings, namespace: str,
-                           dcd: DynamoComponentDeployment) -> DesiredChildren:
-    """The DCD's desired set; GenerationError for a spec the backends cannot render."""
+                           dcd: DynamoComponentDeployment, *,
+                           mpi_secret: Json | None = None) -> DesiredChildren:
+    """The DCD's desired set (`mpi_secret`: the MPI SSH Secret to copy into the namespace);
+    GenerationError for a spec the backends cannot render."""
     return component_children(
         dcd, settings,
         pull_secrets=await pull_secrets_of(cache, namespace),
-        service_account=await component_service_account(cache, namespace))
+        service_account=await component_service_account(cache, namespace),
+        mpi_secret=mpi_secret)

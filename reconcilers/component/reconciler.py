@@ -27,10 +27,12 @@ from typing import Any, NamedTuple
 from api.errors import InvalidObject
 from api.load import load_valid
 from api.v1alpha1 import DynamoComponentDeployment
+from api.validation import warnings
 from backends.children import DesiredChildren
 from backends.errors import GenerationError
+from backends.mpi_secret import component_needs_mpi_secret
 from backends.multinode import node_count
-from controller.errors import ApiError, Conflict, NotFound, TerminalError
+from controller.errors import ApiError, Conflict, NotFound, TerminalError, is_transient
 from controller.informer import Transform
 from controller.manager import Manager
 from controller.reconcile import Request, Result
@@ -55,13 +57,16 @@ from reconcilers.component.readiness import (
     lws_readiness,
     lws_service_status,
 )
+from reconcilers.component.workload_cache import trim_deployment, trim_leader_worker_set
 from reconcilers.machinery import availability
 from reconcilers.machinery.children import Synced
 from reconcilers.machinery.conditions import get_condition, set_condition
 from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
 from reconcilers.machinery.finalizer import ensure_finalizer, is_deleting, release_finalizer
+from reconcilers.machinery.mpi_secret import mpi_source
 from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
+    DEPLOYMENTS,
     LEADER_WORKER_SETS,
     PODS,
     SECRETS,
@@ -82,8 +87,12 @@ COMPONENT_READY = "DynamoComponentReady"
 WARNING_REASONS = frozenset({availability.VALIDATION_FAILED, availability.GENERATION_FAILED,
                              availability.RECONCILE_FAILED, availability.NAME_CONFLICT})
 #: How the cache must hold what this controller reads: Pods without their spec, Secrets
-#: without their data (see pod_problems and pull_secrets).
-CACHE_TRANSFORMS: dict[Resource, Transform] = {PODS: trim_pod, SECRETS: trim_secret}
+#: without their data, workloads without their pod templates (see pod_problems,
+#: pull_secrets and workload_cache).
+CACHE_TRANSFORMS: dict[Resource, Transform] = {
+    PODS: trim_pod, SECRETS: trim_secret,
+    DEPLOYMENTS: trim_deployment, LEADER_WORKER_SETS: trim_leader_worker_set,
+}
 _WORKLOAD_KINDS = frozenset({("apps/v1", "Deployment"),
                              (LEADER_WORKER_SETS.api_version, LEADER_WORKER_SETS.kind)})
 
@@ -138,11 +147,21 @@ class ComponentDeploymentReconciler:
             await self._finish(obj, status, [Cond(VALID, False, availability.VALIDATION_FAILED,
                                                   message)])
             return None
-        valid = Cond(VALID, True, "ValidationPassed", f"{KIND} spec is valid")
+        # Warnings (an unknown componentType and the defaults it gets, deprecated fields) ride
+        # on the Valid condition: visible, and written only when they change.
+        notes = "; ".join(str(w) for w in warnings(dcd))
+        valid = Cond(VALID, True, "ValidationPassed",
+                     f"{KIND} spec is valid" + (f"; warnings: {notes}" if notes else ""))
         obj = await ensure_finalizer(client, COMPONENT_DEPLOYMENTS, obj)
         try:
-            desired = await desired_children(cache, self.ctx.settings,
-                                             str(obj["metadata"]["namespace"]), dcd)
+            namespace = str(obj["metadata"]["namespace"])
+            # A DCD of its own brings the MPI SSH Secret its pods mount (a graph's, its graph).
+            mpi_secret = await mpi_source(
+                self.ctx, namespace,
+                [dcd.spec.service_name or request.name] if component_needs_mpi_secret(dcd)
+                else [], availability.RECONCILE_FAILED)
+            desired = await desired_children(cache, self.ctx.settings, namespace, dcd,
+                                             mpi_secret=mpi_secret)
             synced = await self.writer.sync(obj, desired)
         except GenerationError as err:
             # The spec cannot be rendered under this operator's settings (e.g. multinode
@@ -150,9 +169,15 @@ class ComponentDeploymentReconciler:
             await self._finish(obj, status, [valid, _failed(availability.GENERATION_FAILED,
                                                             err)])
             raise TerminalError(str(err), reason=availability.GENERATION_FAILED) from None
+        except TerminalError as err:
+            await self._finish(obj, status, [valid, Cond(AVAILABLE, False, err.reason,
+                                                         f"Failed to reconcile {KIND}: {err}")])
+            raise
         except (Conflict, NotFound):
             raise  # the cache was behind: retried with backoff, not worth a condition
         except ApiError as err:
+            if is_transient(err):
+                raise  # the API server, not the component: retried, the status kept
             # Make a persistent failure (forbidden, invalid child...) visible on the object;
             # the error itself is what counts, a lost status write is not news.
             with contextlib.suppress(ApiError):

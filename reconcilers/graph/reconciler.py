@@ -9,11 +9,14 @@ A reconcile, computed from the cluster alone:
    until the spec changes;
 3. finalizer `nvidia.com/finalizer`;
 4. what runs now is observed (restart tokens, readiness) and the restart planned (restart);
-5. the whole desired set comes from one pure call (`backends.graph_children`: planner RBAC,
-   PVCs, scaling adapters, discovery RBAC, the DCDs or the Grove objects) and goes to the child
-   writer once, which writes it and prunes what the graph owns and no longer wants;
-6. what the user must fix (a missing PVC, a name taken by someone else's object, a graph this
-   cluster cannot run) is a `failed` state and a TerminalError; API errors are retried;
+5. the whole desired set comes from one pure call (`backends.graph_children`: planner and EPP
+   RBAC, the MPI SSH Secret's copy (source read by `machinery.mpi_secret`), PVCs, scaling adapters,
+   discovery RBAC, the EPP's ConfigMap and InferencePool, the DCDs or the Grove objects) and
+   goes to the child writer once, which writes it and prunes what the graph owns and no longer
+   wants;
+6. what the user must fix (a missing PVC or MPI Secret, a name taken by someone else's object,
+   a graph this cluster cannot run) is a `failed` state and a TerminalError; API errors are
+   retried;
 7. status written only when it differs, then one event if the state changed.
 """
 
@@ -30,12 +33,14 @@ from api.v1alpha1 import DynamoGraphDeployment
 from backends import constants
 from backends.errors import GenerationError
 from backends.graph_children import graph_children, pruned_kinds, uses_grove
-from controller.errors import ApiError, Conflict, TerminalError
+from backends.mpi_secret import mpi_services
+from controller.errors import ApiError, Conflict, TerminalError, is_transient
 from controller.manager import Manager
 from controller.reconcile import Request, Result
 from reconcilers.graph.children import claimed_names, report_orphaned_adapters
 from reconcilers.graph.components import ComponentPath
 from reconcilers.graph.grove import GrovePath
+from reconcilers.graph.mpi_secret import secret_mapper
 from reconcilers.graph.path import WorkloadPath
 from reconcilers.graph.readiness import ServiceReadiness
 from reconcilers.graph.restart import plan_restart
@@ -51,11 +56,13 @@ from reconcilers.graph.status import (
 from reconcilers.machinery.children import ChildWriter
 from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
 from reconcilers.machinery.finalizer import ensure_finalizer, is_deleting, release_finalizer
+from reconcilers.machinery.mpi_secret import mpi_source
 from reconcilers.machinery.resources import (
     GRAPH_DEPLOYMENTS,
     PERSISTENT_VOLUME_CLAIMS,
     POD_CLIQUE_SCALING_GROUPS,
     POD_CLIQUES,
+    SECRETS,
     resource_for,
 )
 from reconcilers.machinery.status_writer import write_status
@@ -101,8 +108,11 @@ class GraphDeploymentReconciler:
         except Conflict:
             raise  # the cache was behind: requeued on fresh data, no failure recorded
         except ApiError as error:
-            verdict = failed(RECONCILE_FAILED, str(error))
-            await self._finish(before, live, verdict, None, _restart_of(live))
+            # A passing state of the API server says nothing about the graph: retried, and
+            # the status stays as it was.
+            if not is_transient(error):
+                verdict = failed(RECONCILE_FAILED, str(error))
+                await self._finish(before, live, verdict, None, _restart_of(live))
             raise
         await self._finish(before, live, verdict, readiness, restart)
         return None
@@ -124,10 +134,11 @@ class GraphDeploymentReconciler:
             live = await self._save_status(live, {**(live.get("status") or {}),
                                                    "restart": plan.status})
             path.live = live
-        planner_role = ctx.planner_cluster_role_name if ctx.namespace is None else ""
+        mpi_secret = await mpi_source(ctx, path.namespace, mpi_services(dgd), RECONCILE_FAILED)
         try:
             desired = graph_children(dgd, ctx.settings, tokens=plan.tokens,
-                                     planner_cluster_role=planner_role)
+                                     planner_cluster_role=ctx.planner_cluster_role_name,
+                                     mpi_secret=mpi_secret)
         except GenerationError as error:
             raise TerminalError(str(error), reason=RECONCILE_FAILED) from None
         synced = await self.writer.sync(live, desired)
@@ -195,7 +206,9 @@ def _claim_mapper(manager: Manager) -> Callable[[Json], list[Request]]:
 def register(manager: Manager, ctx: OperatorContext) -> None:
     """Add the DynamoGraphDeployment controller to a manager."""
     owns = [PERSISTENT_VOLUME_CLAIMS, *(resource_for(k) for k in pruned_kinds(ctx.settings))]
-    watches = [(PERSISTENT_VOLUME_CLAIMS, _claim_mapper(manager))]
+    graphs = manager.cache.informer(GRAPH_DEPLOYMENTS)
+    watches = [(PERSISTENT_VOLUME_CLAIMS, _claim_mapper(manager)),
+               (SECRETS, secret_mapper(graphs, ctx.settings))]
     if ctx.settings.grove_enabled:
         watches += [(POD_CLIQUES, _by_graph_label), (POD_CLIQUE_SCALING_GROUPS, _by_graph_label)]
     manager.add_controller(NAME, GraphDeploymentReconciler(ctx).reconcile, for_=GRAPH_DEPLOYMENTS,

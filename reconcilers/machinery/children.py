@@ -37,6 +37,8 @@ from reconcilers.machinery.resources import resource_for
 Json = dict[str, Any]
 
 HASH_ANNOTATION = "nvidia.com/last-applied-hash"
+#: What marks an UNOWNED copy as ours (see `Child.drift_label`).
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 GENERATION_ANNOTATION = "nvidia.com/last-applied-generation"
 #: Parts of a child we never copy from the desired object on update (status: the server's).
 _NOT_SPEC_FIELDS = ("metadata", "apiVersion", "kind", "status")
@@ -228,6 +230,8 @@ class ChildWriter:
         namespace = _namespace(desired)
         live = await self._live(resource, namespace, name)
         fields = {k: v for k, v in desired.items() if k not in _NOT_SPEC_FIELDS}
+        if live is not None and child.drift_label is not None:
+            return await self._apply_copy(parent, resource, child, live, fields)
         if live is not None and any(live.get(k) != fields[k] for k in child.immutable
                                     if k in fields):
             with contextlib.suppress(NotFound):
@@ -244,6 +248,23 @@ class ChildWriter:
             return Applied(Outcome.UNCHANGED, live)
         updated = await self.client.update(resource, {**live, **fields})
         await self._updated(parent, resource, name)
+        return Applied(Outcome.UPDATED, updated)
+
+    async def _apply_copy(self, parent: Json, resource: Resource, child: Child, live: Json,
+                          fields: Json) -> Applied:
+        """An existing copy whose content the cache does not hold: its digest label tells
+        whether it drifted; then it is read whole and rewritten. Not ours: used as it is."""
+        if not _carries(live, child.obj, (MANAGED_BY_LABEL,)):
+            return Applied(Outcome.SHARED, live)
+        assert child.drift_label is not None
+        if _carries(live, child.obj, (child.drift_label,)):
+            return Applied(Outcome.UNCHANGED, live)
+        meta = child.obj["metadata"]
+        fresh = await self.client.get(resource, meta.get("namespace"), child.name)
+        fresh["metadata"]["labels"] = {**(fresh["metadata"].get("labels") or {}),
+                                       **(meta.get("labels") or {})}
+        updated = await self.client.update(resource, {**fresh, **fields})
+        await self._updated(parent, resource, child.name)
         return Applied(Outcome.UPDATED, updated)
 
     async def apply(self, parent: Json, resource: Resource, desired: Json) -> Applied:

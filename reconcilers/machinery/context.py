@@ -8,6 +8,7 @@ from backends.settings import OperatorSettings
 from controller.cache import Cache
 from controller.client import KubeClient
 from controller.events import EventRecorder
+from controller.http import HttpClient
 from reconcilers.machinery.children import ChildWriter
 
 #: Seconds before looking again at a child's name taken by an object we do not own: its
@@ -30,6 +31,11 @@ class OperatorContext:
     default_workers: int = 1
     #: ClusterRole the planner's RoleBinding refers to ("" : the operator creates none).
     planner_cluster_role_name: str = ""
+    #: ClusterRole the DGDR profiling jobs' RoleBinding refers to (cluster-wide mode; ""
+    #: gives them a Role of their namespace instead).
+    dgdr_profiling_cluster_role_name: str = ""
+    #: The process's one session for calls to workers (LoRA loads); its owner closes it.
+    http: HttpClient = field(default_factory=HttpClient)
     _recorders: dict[str, EventRecorder] = field(default_factory=dict)
 
     def recorder(self, component: str) -> EventRecorder:

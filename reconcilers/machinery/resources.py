@@ -11,6 +11,9 @@ COMPONENT_DEPLOYMENTS = Resource("nvidia.com", "v1alpha1", "dynamocomponentdeplo
                                  "DynamoComponentDeployment")
 SCALING_ADAPTERS = Resource("nvidia.com", "v1alpha1", "dynamographdeploymentscalingadapters",
                             "DynamoGraphDeploymentScalingAdapter")
+MODELS = Resource("nvidia.com", "v1alpha1", "dynamomodels", "DynamoModel")
+DEPLOYMENT_REQUESTS = Resource("nvidia.com", "v1alpha1", "dynamographdeploymentrequests",
+                               "DynamoGraphDeploymentRequest")
 
 # built-in
 # The cache holds Pods and Secrets trimmed (reconcilers.component.CACHE_TRANSFORMS): Pods keep
@@ -25,6 +28,10 @@ DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
 INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress")
 ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
 ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
+ENDPOINT_SLICES = Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice")
+CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap")
+JOBS = Resource("batch", "v1", "jobs", "Job")
+NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
 
 # optional APIs, used when discovery finds them
 LEADER_WORKER_SETS = Resource("leaderworkerset.x-k8s.io", "v1", "leaderworkersets",
@@ -36,13 +43,15 @@ POD_CLIQUE_SCALING_GROUPS = Resource("grove.io", "v1alpha1", "podcliquescalinggr
 VOLCANO_POD_GROUPS = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup")
 VIRTUAL_SERVICES = Resource("networking.istio.io", "v1beta1", "virtualservices",
                             "VirtualService")
+INFERENCE_POOLS = Resource("inference.networking.k8s.io", "v1", "inferencepools",
+                           "InferencePool")
 
 _BY_KIND = {(r.api_version, r.kind): r for r in (
     GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS, SCALING_ADAPTERS,
     PODS, SERVICES, SECRETS, PERSISTENT_VOLUME_CLAIMS, SERVICE_ACCOUNTS,
-    DEPLOYMENTS, INGRESSES, ROLES, ROLE_BINDINGS, LEADER_WORKER_SETS,
+    DEPLOYMENTS, INGRESSES, ROLES, ROLE_BINDINGS, CONFIG_MAPS, JOBS, LEADER_WORKER_SETS,
     POD_CLIQUE_SETS, POD_CLIQUES, POD_CLIQUE_SCALING_GROUPS, VOLCANO_POD_GROUPS,
-    VIRTUAL_SERVICES)}
+    VIRTUAL_SERVICES, INFERENCE_POOLS)}
 
 
 def resource_for(kind: tuple[str, str]) -> Resource:

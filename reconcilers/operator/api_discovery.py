@@ -1,8 +1,9 @@
 """Which optional APIs the cluster serves, read once at start from API discovery.
 
 Grove (grove.io), LeaderWorkerSet (leaderworkerset.x-k8s.io), Volcano
-(scheduling.volcano.sh), Istio (networking.istio.io) and the Kai scheduler
-(scheduling.run.ai) change what the operator creates and which informers it runs. As in the
+(scheduling.volcano.sh), Istio (networking.istio.io), the Kai scheduler (scheduling.run.ai)
+and the gateway-api-inference-extension (inference.networking.k8s.io) change what the operator
+creates and which informers it runs. As in the
 original operator, installing one later takes an operator restart.
 """
 
@@ -17,6 +18,7 @@ LWS = "leaderworkerset.x-k8s.io"
 VOLCANO = "scheduling.volcano.sh"
 ISTIO = "networking.istio.io"
 KAI = "scheduling.run.ai"
+INFERENCE_POOL = "inference.networking.k8s.io"
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,10 @@ class OperatorOptions:
     model_express_url: str = ""
     prometheus_endpoint: str = ""
     planner_cluster_role_name: str = ""
+    dgdr_profiling_cluster_role_name: str = ""
     mpi_run_ssh_secret_name: str = OperatorSettings.mpi_run_secret_name
+    #: "" : the operator's own namespace when it runs in a pod, else each graph's namespace.
+    mpi_run_ssh_secret_namespace: str = OperatorSettings.mpi_run_secret_namespace
     ingress_controller_class_name: str = ""
     ingress_controller_tls_secret_name: str = ""
     ingress_host_suffix: str = ""
@@ -77,6 +80,18 @@ class OperatorOptions:
     log_level: str = "info"
     log_format: str = "json"
     operator_version: str = VERSION
+    #: The namespace-scope marker Lease of restricted mode (seconds).
+    namespace_scope_lease_duration: float = 30.0
+    namespace_scope_lease_renew_interval: float = 10.0
+    #: Admission webhooks (off: the controllers still validate and report in status).
+    enable_webhooks: bool = False
+    webhook_port: int = 9443
+    webhook_cert_dir: Path = Path("/tmp/k8s-webhook-server/serving-certs")
+    webhook_url: str = ""
+    webhook_service_name: str = "dynamo-operator-webhook-service"
+    webhook_secret_name: str = "dynamo-operator-webhook-server-cert"
+    webhook_configuration_name: str = "dynamo-operator-validating"
+    webhook_cert_validity: float = 365 * 24 * 3600.0
     #: Flags of the original accepted for compatibility; set (true, or any value) they are
     #: logged as not supported.
     unsupported: list[str] = field(default_factory=list)
@@ -149,6 +164,19 @@ def _positive_int(text: str) -> int:
     return int(text)
 
 
+def _port(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"invalid port {text!r}")
+    return int(text)
+
+
+def _https_url(text: str) -> str:
+    parts = urlsplit(text)
+    if text and (parts.scheme != "https" or not parts.hostname):
+        raise argparse.ArgumentTypeError(f"invalid URL {text!r} (e.g. https://127.0.0.1:9443)")
+    return text
+
+
 def _url(text: str) -> str:
     parts = urlsplit(text)
     if text and (not parts.scheme or not parts.netloc):
@@ -167,8 +195,8 @@ def _bool_flag(parser: argparse._ActionsContainer, name: str, default: bool, hel
 #: Every flag's default, from the dataclass: one source of truth.
 _D = OperatorOptions()
 #: Accepted, not used yet: the original's Helm chart passes them.
-_UNUSED_VALUE_FLAGS = ("--dgdr-profiling-cluster-role-name", "--mpi-run-ssh-secret-namespace")
-_UNSUPPORTED_BOOL_FLAGS = ("--enable-webhooks", "--metrics-secure", "--enable-http2",
+_UNUSED_VALUE_FLAGS: tuple[str, ...] = ()
+_UNSUPPORTED_BOOL_FLAGS = ("--metrics-secure", "--enable-http2",
                            "--virtual-service-supports-https")
 
 
@@ -213,6 +241,30 @@ def build_parser() -> argparse.ArgumentParser:
           default=_D.metrics_address,
           help="address of /metrics [:8080]")
 
+    hooks = p.add_argument_group("admission webhooks")
+    _bool_flag(hooks, "--enable-webhooks", False,
+               "serve the validating webhooks of our kinds on every replica [false]")
+    hooks.add_argument("--webhook-port", type=_port, default=_D.webhook_port,
+          help="HTTPS port of the webhook server [%(default)s]")
+    hooks.add_argument("--webhook-cert-dir", type=Path, default=_D.webhook_cert_dir,
+          help="tls.crt/tls.key mounted here are used as is; without them the operator keeps "
+               "its own CA and certificate in a Secret [%(default)s]")
+    hooks.add_argument("--webhook-url", type=_https_url, default="",
+          help="running outside the cluster: the API server calls URL plus each path; the "
+               "operator creates and keeps the ValidatingWebhookConfiguration")
+    hooks.add_argument("--webhook-service-name", default=_D.webhook_service_name,
+          help="Service in front of the webhook server (names in its certificate) "
+               "[%(default)s]")
+    hooks.add_argument("--webhook-secret-name", default=_D.webhook_secret_name,
+          help="Secret holding the self-managed certificate [%(default)s]")
+    hooks.add_argument("--webhook-configuration-name", default=_D.webhook_configuration_name,
+          help="ValidatingWebhookConfiguration whose caBundle the operator keeps "
+               "[%(default)s]")
+    hooks.add_argument("--webhook-cert-validity", type=parse_duration,
+          default=_D.webhook_cert_validity,
+          help="validity of self-managed serving certificates, renewed at two thirds "
+               "[%(default)gs]")
+
     work = p.add_argument_group("reconciling")
     work.add_argument("--max-concurrent-reconciles", type=parse_workers, action="append",
           default=[], metavar="[CONTROLLER=]N",
@@ -231,8 +283,15 @@ def build_parser() -> argparse.ArgumentParser:
           help="Prometheus endpoint for planners")
     infra.add_argument("--planner-cluster-role-name", default="",
           help="ClusterRole bound to planner service accounts (cluster-wide mode)")
+    infra.add_argument("--dgdr-profiling-cluster-role-name", default="",
+          help="ClusterRole bound to DGDR profiling jobs' service account (cluster-wide mode;"
+               " default: a Role of the request's namespace)")
     infra.add_argument("--mpi-run-ssh-secret-name", default=_D.mpi_run_ssh_secret_name,
           help="Secret with the SSH keys of multinode TRT-LLM pods [%(default)s]")
+    infra.add_argument("--mpi-run-ssh-secret-namespace", default=_D.mpi_run_ssh_secret_namespace,
+          help="namespace of that Secret, copied from there into the namespaces running "
+               "multinode TRT-LLM (default: the operator's own namespace in a pod, else each "
+               "graph's namespace holds its own)")
 
     exposure = p.add_argument_group("ingress defaults")
     exposure.add_argument("--ingress-controller-class-name", default="", help="IngressClass")
@@ -256,21 +315,37 @@ def build_parser() -> argparse.ArgumentParser:
     logs.add_argument("--log-level", choices=LEVELS, default=_D.log_level, help="[%(default)s]")
     logs.add_argument("--log-format", choices=FORMATS, default=_D.log_format,
                       help="[%(default)s]")
+    scope = p.add_argument_group("namespace-restricted mode")
+    scope.add_argument("--namespace-scope-lease-duration", type=parse_duration,
+          default=_D.namespace_scope_lease_duration,
+          help="how long the namespace-scope marker Lease claims the restricted namespace "
+               "[%(default)gs]")
+    scope.add_argument("--namespace-scope-lease-renew-interval", type=parse_duration,
+          default=_D.namespace_scope_lease_renew_interval,
+          help="how often the marker Lease is renewed [%(default)gs]")
     p.add_argument("--operator-version", default=_D.operator_version,
-                   help="version reported in logs [%(default)s]")
+                   help="version reported in logs and in the marker Lease's holder [%(default)s]")
 
     compat = p.add_argument_group("accepted for compatibility with the original's arguments")
     for name in _UNSUPPORTED_BOOL_FLAGS:
         _bool_flag(compat, name, False, "not supported; logged when true")
     for name in _UNUSED_VALUE_FLAGS:
         compat.add_argument(name, default="", help="not used yet; logged when set")
-    for name in ("--namespace-scope-lease-duration", "--namespace-scope-lease-renew-interval"):
-        compat.add_argument(name, type=parse_duration, default=None, help="not supported")
     return p
 
 
 def _dest(flag: str) -> str:
     return flag.removeprefix("--").replace("-", "_")
+
+
+def _own_namespace() -> str:
+    """The operator pod's namespace ("" outside a pod)."""
+    if os.environ.get("POD_NAMESPACE"):
+        return os.environ["POD_NAMESPACE"]
+    try:
+        return SERVICE_ACCOUNT_NAMESPACE.read_text().strip()
+    except OSError:
+        return ""
 
 
 def _lease_namespace(given: str, restricted: str) -> str:
@@ -299,6 +374,10 @@ def parse_options(argv: Sequence[str]) -> OperatorOptions:
                                > a.leader_election_retry_period * 1.2 > 0):
         parser.error("argument --leader-election-renew-deadline: need lease duration > renew "
                      "deadline > 1.2 x retry period > 0")
+    if a.restricted_namespace and not (0 < a.namespace_scope_lease_renew_interval
+                                       < a.namespace_scope_lease_duration):
+        parser.error("argument --namespace-scope-lease-renew-interval: need 0 < renew interval"
+                     " < --namespace-scope-lease-duration")
     return OperatorOptions(
         kubeconfig=a.kubeconfig, kube_context=a.kube_context,
         kube_api_qps=a.kube_api_qps, kube_api_burst=a.kube_api_burst,
@@ -315,7 +394,9 @@ def parse_options(argv: Sequence[str]) -> OperatorOptions:
         etcd_address=a.etcd_address, model_express_url=a.model_express_url,
         prometheus_endpoint=a.prometheus_endpoint,
         planner_cluster_role_name=a.planner_cluster_role_name,
+        dgdr_profiling_cluster_role_name=a.dgdr_profiling_cluster_role_name,
         mpi_run_ssh_secret_name=a.mpi_run_ssh_secret_name,
+        mpi_run_ssh_secret_namespace=a.mpi_run_ssh_secret_namespace or _own_namespace(),
         ingress_controller_class_name=a.ingress_controller_class_name,
         ingress_controller_tls_secret_name=a.ingress_controller_tls_secret_name,
         ingress_host_suffix=a.ingress_host_suffix,
@@ -323,6 +404,13 @@ def parse_options(argv: Sequence[str]) -> OperatorOptions:
         grove_termination_delay=a.grove_termination_delay,
         grove=a.grove, lws=a.lws, volcano=a.volcano, kai_scheduler=a.kai_scheduler,
         log_level=a.log_level, log_format=a.log_format, operator_version=a.operator_version,
+        enable_webhooks=a.enable_webhooks, webhook_port=a.webhook_port,
+        webhook_cert_dir=a.webhook_cert_dir, webhook_url=a.webhook_url,
+        webhook_service_name=a.webhook_service_name, webhook_secret_name=a.webhook_secret_name,
+        webhook_configuration_name=a.webhook_configuration_name,
+        webhook_cert_validity=a.webhook_cert_validity,
+        namespace_scope_lease_duration=a.namespace_scope_lease_duration,
+        namespace_scope_lease_renew_interval=a.namespace_scope_lease_renew_interval,
         unsupported=[dest for dest in (_dest(f) for f in (*_UNSUPPORTED_BOOL_FLAGS,
                                                           *_UNUSED_VALUE_FLAGS))
                      if getattr(a, dest)],

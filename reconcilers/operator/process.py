@@ -4,7 +4,9 @@ Start-up: parse and check the flags (exit 2 on a bad one), configure logging, co
 which optional APIs the cluster serves (exit 1 when a flag forces one that is missing),
 register every controller of `registry.REGISTRATIONS` on one manager, and run it until
 SIGTERM/SIGINT (exit 0 after a clean stop: workers finish, the lease is released) or until the
-lease is lost (exit 1, so the pod restarts as a candidate).
+lease is lost (exit 1, so the pod restarts as a candidate). The namespace mode wraps the run
+(`namespace_scope`): restricted, the namespace-scope marker Lease is claimed first and its
+loss is an exit 1 too; cluster-wide, claimed and ephemeral namespaces are skipped.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import structlog
 from backends.settings import OperatorSettings
 from controller.client import ClientConfig
 from controller.errors import ApiError
+from controller.http import HttpClient
 from controller.leader_election import LeaderElectionConfig
 from controller.log_config import configure_logging
 from controller.manager import LeadershipLost, Manager, ManagerConfig
@@ -26,6 +29,7 @@ from controller.signals import stop_on_signals
 from reconcilers.machinery.context import OperatorContext
 from reconcilers.operator.api_discovery import (
     GROVE,
+    INFERENCE_POOL,
     ISTIO,
     KAI,
     LWS,
@@ -36,8 +40,11 @@ from reconcilers.operator.api_discovery import (
 )
 from reconcilers.operator.api_discovery import served_apis as read_served_apis
 from reconcilers.operator.flags import OperatorOptions, parse_options
+from reconcilers.operator.namespace_lease import MarkerLeaseConfig, NamespaceScopeLost
+from reconcilers.operator.namespace_scope import NamespaceScope
 from reconcilers.operator.registry import REGISTRATIONS, cache_transforms
 from reconcilers.operator.version import OPERATOR_NAME, VERSION
+from reconcilers.operator.webhook_setup import WebhookSettings, set_up_webhooks
 
 log = structlog.get_logger("reconcilers.operator")
 
@@ -74,6 +81,29 @@ def manager_config(options: OperatorOptions) -> ManagerConfig:
         leader_election=election)
 
 
+def marker_lease(options: OperatorOptions) -> MarkerLeaseConfig | None:
+    """The namespace-scope marker Lease of restricted mode; None when cluster-wide."""
+    if not options.restricted_namespace:
+        return None
+    return MarkerLeaseConfig(namespace=options.restricted_namespace,
+                             operator_version=options.operator_version,
+                             duration=options.namespace_scope_lease_duration,
+                             renew_interval=options.namespace_scope_lease_renew_interval)
+
+
+def webhook_settings(options: OperatorOptions) -> WebhookSettings:
+    """The webhook server's settings from the flags; its Secret lives in the operator's own
+    namespace (the lease's), or the restricted one, or default."""
+    return WebhookSettings(
+        port=options.webhook_port, cert_dir=options.webhook_cert_dir, url=options.webhook_url,
+        namespace=(options.leader_election_namespace or options.restricted_namespace
+                   or "default"),
+        service_name=options.webhook_service_name, secret_name=options.webhook_secret_name,
+        configuration_name=options.webhook_configuration_name,
+        cert_validity=options.webhook_cert_validity,
+        restricted_namespace=options.restricted_namespace)
+
+
 def operator_settings(options: OperatorOptions, apis: ServedApis) -> OperatorSettings:
     """What the builders need, with the optional APIs decided; MissingApi when a flag asks
     for one the cluster does not serve."""
@@ -87,6 +117,8 @@ def operator_settings(options: OperatorOptions, apis: ServedApis) -> OperatorSet
         prometheus_endpoint=options.prometheus_endpoint,
         discovery_backend=options.discovery_backend,
         mpi_run_secret_name=options.mpi_run_ssh_secret_name,
+        mpi_run_secret_namespace=options.mpi_run_ssh_secret_namespace,
+        inference_pool_enabled=apis.serves(INFERENCE_POOL),
         grove_enabled=resolve(options.grove, "grove", GROVE, apis),
         lws_enabled=resolve(options.lws, "lws", LWS, apis),
         volcano_enabled=resolve(options.volcano, "volcano", VOLCANO, apis),
@@ -118,20 +150,34 @@ async def run(options: OperatorOptions) -> int:
         client=manager.client, cache=manager.cache, settings=settings,
         namespace=options.restricted_namespace, workers=options.workers,
         default_workers=options.default_workers,
-        planner_cluster_role_name=options.planner_cluster_role_name)
+        planner_cluster_role_name=options.planner_cluster_role_name,
+        dgdr_profiling_cluster_role_name=options.dgdr_profiling_cluster_role_name,
+        http=HttpClient(user_agent()))
+    scope = NamespaceScope(manager, marker_lease(options))
     for register in REGISTRATIONS:
         register(manager, ctx)
+    if options.enable_webhooks:
+        await set_up_webhooks(manager, webhook_settings(options), scope.claimed)
     stop_on_signals(manager.stop)
     log.info("starting operator", version=options.operator_version,
              namespace=options.restricted_namespace or "(all)",
              grove=settings.grove_enabled, lws=settings.lws_enabled,
-             volcano=settings.volcano_enabled, discovery=settings.discovery_backend,
+             volcano=settings.volcano_enabled, inference_pool=settings.inference_pool_enabled,
+             discovery=settings.discovery_backend,
              controllers=[c.name for c in manager.controllers])
     try:
-        await manager.run()
+        await scope.run()
     except LeadershipLost as err:
         log.error("leadership lost, exiting", error=str(err))
         return 1
+    except NamespaceScopeLost as err:
+        log.error("namespace scope lost, exiting", error=str(err))
+        return 1
+    except OSError as err:  # the webhook port is taken, say
+        log.error("cannot serve, exiting", error=str(err))
+        return 1
+    finally:
+        await ctx.http.close()
     return 0
 
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from controller.informer import Transform
 from controller.manager import Manager
 from controller.resource import Resource
-from reconcilers import component, graph, scaling_adapter
+from reconcilers import component, graph, model, request, scaling_adapter
 from reconcilers.machinery.context import OperatorContext
 
 Register = Callable[[Manager, OperatorContext], None]
@@ -22,6 +22,8 @@ Register = Callable[[Manager, OperatorContext], None]
 REGISTRATIONS: tuple[Register, ...] = (
     component.register,
     graph.register,
+    model.register,
+    request.register,
     scaling_adapter.register,
 )
 

@@ -1,5 +1,7 @@
 """`dynamo-operator render -f FILE`: the objects the operator would create for the manifests
-in FILE (YAML, several documents allowed; "-" reads stdin), printed without a cluster."""
+in FILE (YAML, several documents allowed; "-" reads stdin), printed without a cluster. Other
+documents of the file (Namespaces, HPAs, ScaledObjects...) are printed unchanged; our kinds
+that render to nothing are skipped with one line each on stderr."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import sys
 import yaml
 
 from backends.errors import GenerationError
-from backends.render import render_all
+from backends.render import render_documents
 from backends.settings import OperatorSettings
 
 
@@ -31,10 +33,13 @@ def main(argv: list[str]) -> int:
         manifests = [doc for doc in yaml.safe_load_all(text) if doc is not None]
         if not all(isinstance(doc, dict) for doc in manifests):
             raise GenerationError("every YAML document must be a Kubernetes object")
-        objects = render_all(manifests, OperatorSettings(grove_enabled=options.grove))
+        objects, notes = render_documents(manifests,
+                                          OperatorSettings(grove_enabled=options.grove))
     except (OSError, yaml.YAMLError, GenerationError) as exc:
         print(f"dynamo-operator render: {exc}", file=sys.stderr)
         return 1
+    for note in notes:
+        print(f"dynamo-operator render: {note}", file=sys.stderr)
     sys.stdout.write(yaml.dump_all(objects, Dumper=_Dumper, sort_keys=True, explicit_start=True,
                                    width=1 << 16, allow_unicode=True))
     return 0

@@ -60,7 +60,6 @@ def test_backend_framework_enum() -> None:
 @pytest.mark.parametrize(
     ("fields", "expected"),
     [
-        ({"componentType": "router"}, "spec.services.w.componentType: unsupported value"),
         ({"subComponentType": "middle"}, "spec.services.w.subComponentType: unsupported value"),
         ({"replicas": -1}, "spec.services.w.replicas: must be >= 0"),
         ({"multinode": {"nodeCount": 1}}, "spec.services.w.multinode.nodeCount: must be >= 2"),
@@ -116,7 +115,8 @@ def test_component_rules(fields: Json, expected: str) -> None:
 
 @pytest.mark.parametrize(
     "fields",
-    [{"componentType": t} for t in ("frontend", "worker", "prefill", "decode", "planner", "main")]
+    [{"componentType": t}
+     for t in ("frontend", "worker", "prefill", "decode", "planner", "main", "router")]
     + [
         {"componentType": ""},
         {"subComponentType": "prefill"},
@@ -286,6 +286,24 @@ def test_epp_rules(fields: Json, expected: list[str]) -> None:
 def test_service_names_must_lowercase_to_dns_labels() -> None:
     (error,) = errors_of(dgd({"Bad_Service": {}}))
     assert error.startswith("spec.services.Bad_Service: service name 'Bad_Service' lowercased:")
+
+
+def test_service_keys_differing_only_in_case_are_rejected_naming_both() -> None:
+    graph = dgd({"Worker": {"componentType": "worker"}, "worker": {"componentType": "worker"},
+                 "Frontend": {"componentType": "frontend"}})
+    assert errors_of(graph) == [
+        'spec.services.worker: service keys "Worker" and "worker" differ only in case and would '
+        'both be DynamoComponentDeployment "g-worker"; rename one of them'
+    ]
+
+
+def test_an_unknown_component_type_is_a_warning_naming_the_defaults() -> None:
+    graph = service(componentType="router")
+    assert errors_of(graph) == []
+    (warning,) = [str(w) for w in warnings(graph)]
+    assert warning.startswith('spec.services.w.componentType: "router" has no defaults of its '
+                              "own; the generic component defaults apply")
+    assert warnings(service(componentType="main")) == []
 
 
 def test_graph_and_service_names_fit_generated_object_names() -> None:

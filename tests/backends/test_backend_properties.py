@@ -206,7 +206,11 @@ def _well_formed(obj: Json) -> list[str]:
             problems.append(f"label {key}={value!r}")
     if obj["kind"] in UNSERVED and not isinstance(obj.get("spec"), dict):
         problems.append("spec")
-    shared = obj["kind"] == "Service" and meta["name"].startswith("dynamo-model-")
+    # A model's headless Service and the planner's and EPP's accounts serve every graph of
+    # the namespace.
+    shared = (obj["kind"] == "Service" and meta["name"].startswith("dynamo-model-")) or (
+        (meta.get("labels") or {}).get("app.kubernetes.io/name")
+        in ("planner-serviceaccount", "epp-serviceaccount"))
     if not shared and "nvidia.com/dynamo-graph-deployment-name" not in meta.get("labels", {}):
         problems.append("no graph label")
     for template in _pod_templates(obj):

@@ -20,6 +20,7 @@ from reconcilers.operator.cli import main
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "tests" / "api" / "manifests"
 AGG = MANIFESTS / "dgd-vllm-agg.yaml"
+EXAMPLES = ROOT / "deploy" / "examples"
 
 
 def test_render_prints_every_object_of_every_document(
@@ -65,8 +66,13 @@ def test_render_reads_stdin_and_renders_grove(
             "dynamo-operator render: invalid DynamoGraphDeployment: "
             "spec.services.a.replicas: expected int, got str\n",
         ),
+        (
+            "kind: DynamoGraphDeployment\nmetadata: {name: g}\nspec: {services: {W: {}, w: {}}}\n",
+            'dynamo-operator render: invalid DynamoGraphDeployment g: spec.services.w: service '
+            'keys "W" and "w" differ only in case and would both be DynamoComponentDeployment '
+            '"g-w"; rename one of them\n',
+        ),
         ("- a\n- b\n", "dynamo-operator render: every YAML document must be a Kubernetes object\n"),
-        ("kind: Pod\nmetadata: {name: p}\n", "dynamo-operator render: cannot render kind 'Pod'\n"),
     ],
 )
 def test_render_reports_manifests_it_cannot_render(
@@ -78,6 +84,32 @@ def test_render_reports_manifests_it_cannot_render(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == message
+
+
+def test_other_documents_pass_through_and_our_inert_kinds_are_noted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "llm"}}
+    path = tmp_path / "mixed.yaml"
+    path.write_text(yaml.safe_dump_all([namespace, yaml.safe_load(AGG.read_text()),
+                                        next(yaml.safe_load_all(
+                                            (MANIFESTS / "dm-base.yaml").read_text()))]))
+    assert main(["render", "-f", str(path)]) == 0
+    captured = capsys.readouterr()
+    printed = list(yaml.safe_load_all(captured.out))
+    assert printed[0] == namespace
+    assert "DynamoComponentDeployment" in {o["kind"] for o in printed}
+    assert captured.err.count("\n") == 1
+    assert captured.err.startswith("dynamo-operator render: skipped DynamoModel ")
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.yaml")))
+def test_every_example_renders(example: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["render", "-f", str(EXAMPLES / example)])
+    captured = capsys.readouterr()
+    assert status == 0, captured.err
+    # Something printed, or a DGDR (rendered only once profiled) noted as skipped.
+    assert list(yaml.safe_load_all(captured.out)) or "skipped" in captured.err
 
 
 def test_render_reports_a_missing_file(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,7 +15,7 @@ from api.convert import dump
 from api.v1alpha1 import IngressSpec, IngressTLSSpec
 from backends import naming
 from backends.component_deployment import component_deployment
-from backends.component_workload import component_objects
+from backends.component_workload import component_children, component_objects
 from backends.deployment import deployment_strategy
 from backends.errors import GenerationError
 from backends.graph_objects import scaling_adapters
@@ -236,9 +236,22 @@ def test_standalone_dcd_gets_a_dynamo_namespace_of_its_own() -> None:
     main = main_of(deployment["spec"]["template"]["spec"])
     env = {e["name"]: e.get("value") for e in main["env"]}
     assert env["DYN_NAMESPACE"] == "team-dcd"
-    assert env["DYN_PARENT_DGD_K8S_NAME"] == ""
-    assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == "default"
+    # Its own parent: named after itself, with the discovery account a graph would give it.
+    assert env["DYN_PARENT_DGD_K8S_NAME"] == "dcd"
+    account = "dcd-k8s-service-discovery"
+    assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == account
     assert service["spec"]["selector"]["nvidia.com/dynamo-namespace"] == "team-dcd"
+    desired = component_children(dcd, SETTINGS)
+    assert {(c.obj["kind"], c.name) for c in desired.children} >= {
+        ("ServiceAccount", account), ("Role", f"{account}-role"),
+        ("RoleBinding", f"{account}-binding")}
+    assert ("v1", "ServiceAccount") in desired.pruned
+
+
+def test_a_graph_dcd_leaves_discovery_rbac_to_its_graph() -> None:
+    dcd = component_deployment(graph({"W": {"componentType": "worker"}}), "W", SETTINGS)
+    kinds = {c.obj["kind"] for c in component_children(dcd, SETTINGS).children}
+    assert "ServiceAccount" not in kinds
 
 
 # --- LeaderWorkerSet -----------------------------------------------------------------------

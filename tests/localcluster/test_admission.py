@@ -48,6 +48,9 @@ def test_a_new_pod_gets_its_service_account_priority_and_default_tolerations() -
 
 def test_pod_admission_keeps_what_the_pod_sets() -> None:
     ops, _, pods = _cluster()
+    accounts = ops.registry.get("", "v1", "serviceaccounts")
+    assert accounts is not None
+    ops.create(accounts, "d", {"metadata": {"name": "runner"}}, _OPTS)
     own = {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute"}
     spec = ops.create(pods, "d", _pod({
         "serviceAccount": "runner", "priorityClassName": "high", "tolerations": [own]}),
@@ -83,3 +86,32 @@ def test_immortal_namespaces_may_not_be_deleted(name: str) -> None:
     assert err.value.code == 403
     assert err.value.message == f'namespaces "{name}" is forbidden: this namespace may not be' \
         " deleted"
+
+
+def test_a_pod_naming_a_missing_service_account_is_forbidden() -> None:
+    ops, _, pods = _cluster()
+    with pytest.raises(ApiError) as refused:
+        ops.create(pods, "d", _pod({"serviceAccountName": "runner"}), _OPTS)
+    assert refused.value.code == 403
+    assert refused.value.reason == "Forbidden"
+    assert refused.value.message == ('pods "p" is forbidden: error looking up service account'
+                                     ' d/runner: serviceaccount "runner" not found')
+    assert ops.storage.get(("", "pods"), "d", "p") is None
+
+
+def test_the_refusal_names_a_generated_pod_by_its_generate_name() -> None:
+    ops, _, pods = _cluster()
+    body = _pod({"serviceAccountName": "runner"})
+    body["metadata"] = {"generateName": "web-7d4b9-"}
+    with pytest.raises(ApiError) as refused:
+        ops.create(pods, "d", body, _OPTS)
+    assert refused.value.message.startswith('pods "web-7d4b9-" is forbidden: ')
+
+
+def test_a_pod_is_admitted_once_its_service_account_exists() -> None:
+    ops, _, pods = _cluster()
+    accounts = ops.registry.get("", "v1", "serviceaccounts")
+    assert accounts is not None
+    ops.create(accounts, "d", {"metadata": {"name": "runner"}}, _OPTS)
+    spec = ops.create(pods, "d", _pod({"serviceAccountName": "runner"}), _OPTS).obj["spec"]
+    assert spec["serviceAccountName"] == "runner"

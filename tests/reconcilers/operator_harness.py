@@ -90,6 +90,7 @@ async def running_operator(kubeconfig: Path, registrations: Iterable[Register],
         manager.stop()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(task, 10)
+        await ctx.http.close()
 
 
 eventually = partial(shared_eventually, within=10.0)

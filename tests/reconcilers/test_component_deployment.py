@@ -39,7 +39,9 @@ from reconcilers.machinery.resources import (
     DEPLOYMENTS,
     INGRESSES,
     PODS,
+    ROLE_BINDINGS,
     SECRETS,
+    SERVICE_ACCOUNTS,
     SERVICES,
 )
 
@@ -115,6 +117,24 @@ async def test_worker_gets_deployment_and_service(kube: KubeClient, operator: Op
     assert obj["status"]["service"]["componentKind"] == "Deployment"
 
 
+async def test_standalone_dcd_has_its_discovery_account_and_any_component_type(
+        kube: KubeClient, operator: Operator) -> None:
+    await kube.create(COMPONENT_DEPLOYMENTS, dcd("r", "router"))
+    dep = await wait_for(kube, DEPLOYMENTS, NS, "r")
+    pod = dep["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "r-k8s-service-discovery"
+    env = {e["name"]: e.get("value") for e in pod["containers"][-1]["env"]}
+    assert env["DYN_PARENT_DGD_K8S_NAME"] == "r"
+    for resource, name in ((SERVICE_ACCOUNTS, "r-k8s-service-discovery"),
+                           (ROLE_BINDINGS, "r-k8s-service-discovery-binding")):
+        owned = await wait_for(kube, resource, NS, name)
+        assert owned["metadata"]["ownerReferences"][0]["name"] == "r"
+    obj = await wait_for(kube, COMPONENT_DEPLOYMENTS, NS, "r",
+                         lambda o: condition(o, "Valid").get("status") == "True")
+    message = condition(obj, "Valid")["message"]
+    assert 'spec.componentType: "router" has no defaults of its own' in message
+
+
 async def test_frontend_service_port(kube: KubeClient, operator: Operator) -> None:
     await kube.create(COMPONENT_DEPLOYMENTS, dcd("f", "frontend", 1))
     svc = await wait_for(kube, SERVICES, NS, "f")
@@ -167,12 +187,14 @@ async def test_stuck_pod_is_named_in_the_message(kube: KubeClient, operator: Ope
 
 async def test_invalid_spec_is_reported_once(kube: KubeClient, operator: Operator,
                                              cluster: LocalCluster) -> None:
-    await kube.create(COMPONENT_DEPLOYMENTS, dcd("bad", "wroker"))
+    bad = dcd("bad", "worker")
+    bad["spec"]["subComponentType"] = "middle"
+    await kube.create(COMPONENT_DEPLOYMENTS, bad)
     obj = await wait_for(kube, COMPONENT_DEPLOYMENTS, NS, "bad",
                          lambda o: condition(o, "Valid").get("status") == "False")
     valid = condition(obj, "Valid")
     assert valid["reason"] == "ValidationFailed"
-    assert "spec.componentType" in valid["message"]
+    assert "spec.subComponentType" in valid["message"]
     assert await get_or_none(kube, DEPLOYMENTS, NS, "bad") is None
     # No retry loop: nothing more is read or written until the spec changes.
     await asyncio.sleep(0.3)
@@ -185,7 +207,7 @@ async def test_invalid_spec_is_reported_once(kube: KubeClient, operator: Operato
         controller="dynamocomponentdeployment", result="error")._value.get()
     assert reconciles == 0
     # Fixing the spec is picked up.
-    await kube.patch(COMPONENT_DEPLOYMENTS, NS, "bad", {"spec": {"componentType": "worker"}})
+    await kube.patch(COMPONENT_DEPLOYMENTS, NS, "bad", {"spec": {"subComponentType": "prefill"}})
     await wait_for(kube, DEPLOYMENTS, NS, "bad")
     await wait_for(kube, COMPONENT_DEPLOYMENTS, NS, "bad",
                    lambda o: condition(o, "Valid").get("status") == "True")
@@ -302,3 +324,12 @@ async def test_unrenderable_specs_are_reported_not_retried(
     cluster.stats.reset()
     await asyncio.sleep(1.0)
     assert cluster.stats.writes(user_agent=OPERATOR_AGENT) == 0, cluster.stats.snapshot()
+
+
+async def test_a_standalone_trtllm_multinode_dcd_names_its_missing_mpi_secret(
+        kube: KubeClient, operator: Operator) -> None:
+    await kube.create(COMPONENT_DEPLOYMENTS, dcd("mpi", backendFramework="trtllm",
+                                                 multinode={"nodeCount": 2}))
+    obj = await available(kube, "mpi", "False",
+                          'MPI SSH Secret "default/mpi-run-ssh-secret" not found')
+    assert condition(obj, "Available")["reason"] == "ReconcileFailed"

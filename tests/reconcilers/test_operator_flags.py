@@ -48,11 +48,32 @@ def test_original_spellings_and_go_booleans() -> None:
     assert options.nats_address == "nats://n:4222"
     assert options.etcd_address == "etcd:2379"
     assert options.leader_elect is False
-    assert options.unsupported == ["enable_webhooks"]
+    assert options.enable_webhooks is True and options.unsupported == []
     assert (options.default_workers, options.workers) == (4, {"dynamographdeployment": 8})
     assert options.health_probe_address == Address("127.0.0.1", 9000)
     assert options.grove_termination_delay == 5400.0
     assert manager_config(options).namespace == "team-a"
+
+
+def test_dgdr_profiling_cluster_role_is_an_option() -> None:
+    options = parse_options([*IN_POD, "--dgdr-profiling-cluster-role-name=dynamo-profiling"])
+    assert options.dgdr_profiling_cluster_role_name == "dynamo-profiling"
+    assert options.unsupported == []
+
+
+def test_webhook_flags() -> None:
+    options = parse_options(IN_POD)
+    assert options.enable_webhooks is False
+    assert (options.webhook_port, str(options.webhook_cert_dir)) == (
+        9443, "/tmp/k8s-webhook-server/serving-certs")
+    options = parse_options([*IN_POD, "--enable-webhooks", "--webhook-port=9444",
+                             "--webhook-url=https://127.0.0.1:9444",
+                             "--webhook-cert-validity=1h"])
+    assert options.enable_webhooks and options.webhook_port == 9444
+    assert options.webhook_url == "https://127.0.0.1:9444"
+    assert options.webhook_cert_validity == 3600.0
+    with pytest.raises(SystemExit):
+        parse_options([*IN_POD, "--webhook-url=http://127.0.0.1:9444"])
 
 
 def test_durations() -> None:
@@ -113,3 +134,23 @@ def test_optional_apis_follow_discovery_unless_forced() -> None:
     with pytest.raises(MissingApi, match=r"networking\.istio\.io"):
         operator_settings(parse_options([*IN_POD, "--istio-virtual-service-gateway=gw"]),
                           served)
+
+
+def test_mpi_secret_namespace_is_an_option_defaulting_to_the_pods(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("POD_NAMESPACE", raising=False)
+    monkeypatch.setattr(operator_flags, "SERVICE_ACCOUNT_NAMESPACE", Path("/nonexistent"))
+    options = parse_options([*IN_POD, "--mpi-run-ssh-secret-namespace=keys"])
+    assert options.unsupported == []
+    settings = operator_settings(options, ServedApis(frozenset()))
+    assert settings.mpi_run_secret_namespace == "keys"
+    assert parse_options(IN_POD).mpi_run_ssh_secret_namespace == ""
+    monkeypatch.setenv("POD_NAMESPACE", "dynamo-system")
+    assert parse_options(IN_POD).mpi_run_ssh_secret_namespace == "dynamo-system"
+
+
+def test_the_inference_pool_api_is_discovered() -> None:
+    options = parse_options(IN_POD)
+    assert not operator_settings(options, ServedApis(frozenset())).inference_pool_enabled
+    served = ServedApis(frozenset({"inference.networking.k8s.io"}))
+    assert operator_settings(options, served).inference_pool_enabled

@@ -9,9 +9,10 @@ from pathlib import Path
 from hack.layering import imports_of, top_level
 
 ROOT = Path(__file__).resolve().parents[2]
-THIRD_PARTY = {"aiohttp", "kubernetes_asyncio", "prometheus_client", "structlog", "yaml"}
+THIRD_PARTY = {"aiohttp", "cryptography", "kubernetes_asyncio", "prometheus_client", "structlog",
+               "yaml"}
 PRODUCT = {"api", "backends", "controller", "reconcilers"}
-KINDS = ("graph", "component", "scaling_adapter")
+KINDS = ("graph", "component", "scaling_adapter", "request", "model")
 
 
 def test_controller_imports_nothing_of_dynamo() -> None:

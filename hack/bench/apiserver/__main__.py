@@ -25,6 +25,8 @@ from pathlib import Path
 import aiohttp
 import yaml
 
+from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exit_code
+
 NAMESPACE = "default"
 PATH = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
 
@@ -166,7 +168,7 @@ async def run(args: argparse.Namespace) -> dict[str, object]:
     return result
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--writes", type=int, default=3000)
     parser.add_argument("--objects", type=int, default=10_000)
@@ -176,8 +178,21 @@ def main() -> None:
     result = asyncio.run(run(args))
     for key, value in result.items():
         print(f"{key:40} {value}")
+    try:
+        check(problem for side in ("ours", "floor") for problem in (
+            at_least(f"{side} writes per second", _number(result[f"{side}_writes_per_second"]),
+                     0.001),
+            at_least(f"{side} listed items", _number(result[f"{side}_listed_items"]),
+                     args.writes + args.objects)))
+    except ImpossibleFigures as err:
+        return report_and_exit_code(err)
     print(json.dumps(result))
+    return 0
+
+
+def _number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) else None
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -6,7 +6,13 @@ from typing import Any
 
 GROUP, VERSION, PLURAL, KIND = "bench.example.com", "v1", "widgets", "Widget"
 OURS_NAMESPACE, KOPF_NAMESPACE = "bench-ours", "bench-kopf"
-OURS_AGENT, KOPF_AGENTS = "dynamo-operator", ("kopf",)
+#: kopf names itself; our runtime's user agent is given per run (see `ours_agent`), so that
+#: no name the product may change can make our requests disappear from the count.
+KOPF_AGENTS = ("kopf",)
+
+
+def ours_agent(run_id: str) -> str:
+    return f"bench-runtime-ours-{run_id}"
 
 
 def crd() -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The benchmark operator on this project's runtime: one ConfigMap per Widget.
 
-Run as `python -m hack.bench.runtime.ours KUBECONFIG NAMESPACE WORKERS QPS` (QPS 0: no
-client-side limit).
+Run as `python -m hack.bench.runtime.ours KUBECONFIG NAMESPACE WORKERS QPS USER_AGENT` (QPS 0:
+no client-side limit); the driver counts the requests sent with USER_AGENT.
 """
 
 from __future__ import annotations
@@ -23,10 +23,12 @@ from .common import GROUP, KIND, PLURAL, VERSION, child_config_map
 WIDGETS = Resource(GROUP, VERSION, PLURAL, KIND)
 
 
-async def main(kubeconfig: Path, namespace: str, workers: int, qps: float) -> None:
+async def main(kubeconfig: Path, namespace: str, workers: int, qps: float,
+               user_agent: str) -> None:
     mgr = await Manager.create(ManagerConfig(
         kubeconfig=kubeconfig, namespace=namespace, status_host="127.0.0.1", status_port=0,
-        client=ClientConfig(qps=qps or None, burst=max(1, int(qps * 1.5)))))
+        client=ClientConfig(qps=qps or None, burst=max(1, int(qps * 1.5)),
+                            user_agent=user_agent)))
 
     async def reconcile(request: Request) -> None:
         try:
@@ -55,4 +57,5 @@ async def main(kubeconfig: Path, namespace: str, workers: int, qps: float) -> No
 
 
 if __name__ == "__main__":
-    asyncio.run(main(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4])))
+    asyncio.run(main(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
+                     sys.argv[5]))

@@ -22,10 +22,12 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
+from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exit_code
 from hack.localcluster.operations import Operations, WriteOptions
 from hack.localcluster.registry import Registry
 from hack.localcluster.storage import Storage
@@ -175,7 +177,7 @@ def best_of(write: Callable[[int], None], rounds: int, writes: int) -> float:
     return best * 1e6
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--writes", type=int, default=2000)
@@ -194,8 +196,14 @@ def main() -> None:
             continue
         figures[kind] = round(best_of(write, args.rounds, args.writes), 1)
         print(f"{kind:7s} {figures[kind]:8.1f} us/write")
+    try:
+        # A write that took no time did not happen: the benchmark measured nothing.
+        check(at_least(f"{kind} microseconds per write", us, 0.1) for kind, us in figures.items())
+    except ImpossibleFigures as err:
+        return report_and_exit_code(err)
     print(json.dumps({"us_per_write": figures}))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -8,7 +8,7 @@ DefaultTolerationSeconds, as they mutate a new pod.
 * DefaultTolerationSeconds: pods tolerate the not-ready and unreachable NoExecute taints for
   300 s, unless they already tolerate those keys for NoExecute (or every effect).
 
-The service account is not checked for existence and no token volume is mounted.
+No token volume is mounted; `service_accounts` checks that the account exists.
 """
 
 from __future__ import annotations

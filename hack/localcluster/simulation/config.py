@@ -49,8 +49,18 @@ class Delays:
     job_pod_duration: float = 0.1
     #: Back-off before a Job replaces a failed pod.
     job_backoff: float = 0.05
+    #: How long a simulated DGDR profiler runs before its output is written (`profiler`).
+    profiler_run: float = 0.2
     #: A node went NotReady -> its pods are evicted (taint-based eviction; real default 300 s).
     pod_eviction: float = 0.5
+    #: First retry of a controller whose pod create was refused (e.g. a missing service
+    #: account); doubles per refusal up to the max (the real work queue's back-off, shortened).
+    create_retry: float = 0.05
+    create_retry_max: float = 0.5
+    #: First retry of a pod's volume set-up or container config while an object it needs is
+    #: missing (it is also retried when one appears); doubles per attempt up to the max.
+    mount_retry: float = 0.1
+    mount_retry_max: float = 1.0
     #: Node lease renewal period (0 disables renewal).
     lease_renew: float = 10.0
 

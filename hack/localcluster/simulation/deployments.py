@@ -246,6 +246,7 @@ class DeploymentController(ControlLoop):
                           message="Deployment does not have minimum availability.",
                           update_time=True)
         wake = self._progressing(deploy, new_rs, status, old, conditions, progress, now)
+        conditions = _replica_failure(conditions, new_rs, all_rs)
         # Available first, then Progressing, as kube-controller-manager orders them.
         conditions.sort(key=lambda c: {"Available": 0, "Progressing": 1}.get(c["type"], 2))
         status["conditions"] = conditions
@@ -309,3 +310,24 @@ class DeploymentController(ControlLoop):
 def _deadline_wait(spec: Json) -> float | None:
     deadline = spec.get("progressDeadlineSeconds")
     return float(deadline) + 1.0 if deadline is not None else None
+
+
+def _replica_failure(conditions: list[Json], new_rs: Json | None,
+                     all_rs: list[Json]) -> list[Json]:
+    """The ReplicaFailure of the new ReplicaSet (else of any other), copied onto the
+    Deployment as the deployment controller copies it; none when no ReplicaSet has one."""
+    failures = [c for rs in ([new_rs] if new_rs else []) + list(all_rs)
+                for c in (rs.get("status") or {}).get("conditions") or ()
+                if c.get("type") == "ReplicaFailure"]
+    current = condition(conditions, "ReplicaFailure")
+    if not failures:
+        return [c for c in conditions if c.get("type") != "ReplicaFailure"]
+    failure = failures[0]
+    if current is not None and (current.get("status"), current.get("reason")) == (
+            failure.get("status"), failure.get("reason")):
+        return conditions
+    since = failure.get("lastTransitionTime")
+    return [c for c in conditions if c.get("type") != "ReplicaFailure"] + [{
+        "type": "ReplicaFailure", "status": failure.get("status"), "lastUpdateTime": since,
+        "lastTransitionTime": since, "reason": failure.get("reason"),
+        "message": failure.get("message")}]

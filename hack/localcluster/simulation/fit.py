@@ -169,6 +169,16 @@ def unschedulable_message(node_count: int, reasons: Iterable[list[str]]) -> str:
             f" available: {tail}.")
 
 
+def prefilter_message(node_count: int, reason: str) -> str:
+    """The FitError of a pod a PreFilter plugin rejected for every node (preemption cannot
+    help): `0/4 nodes are available: <reason>. preemption: 0/4 nodes are available: 4
+    Preemption is not helpful for scheduling.`"""
+    if node_count == 0:
+        return "no nodes available to schedule pods"
+    return (f"0/{node_count} nodes are available: {reason}. preemption: 0/{node_count} nodes"
+            f" are available: {node_count} Preemption is not helpful for scheduling.")
+
+
 #: What the scheduler's scoring assumes a container without requests uses, so such pods
 #: spread out instead of piling onto one node.
 _NON_ZERO = {"cpu": Fraction(1, 10), "memory": Fraction(200 * 1024 * 1024)}

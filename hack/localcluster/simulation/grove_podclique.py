@@ -26,8 +26,9 @@ from .grove import (
     _GroveLoop,
     clique_hash,
 )
-from .loop import Key
+from .loop import Context, Key
 from .objects import condition_true, pod_ready, set_condition, terminating
+from .pod_creation import CreateAttempts
 from .writer import PODS
 
 Json = dict[str, Any]
@@ -38,6 +39,10 @@ class PodCliqueController(_GroveLoop):
 
     resource = PCLQ
     child_kinds = ()
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.creates = CreateAttempts(self.writer, self.delays)
 
     def keys_for(self, change: Change) -> list[Key]:
         meta = change.obj["metadata"]
@@ -69,10 +74,13 @@ class PodCliqueController(_GroveLoop):
             taken = {_index(p) for p in pods}
             free = (i for i in range(want + len(taken)) if i not in taken)
             for _ in range(want - len(pods)):
-                self._create_pod(pclq, next(free), current)
-        return self._write_status(pclq, current)
+                if not self._create_pod(pclq, next(free), current):
+                    break
+        self._write_status(pclq, current)
+        return self.creates.retry_after(pclq)
 
-    def _create_pod(self, pclq: Json, index: int, current: str) -> None:
+    def _create_pod(self, pclq: Json, index: int, current: str) -> bool:
+        """Create the pod with index `index`; False when admission refused it."""
         meta = pclq["metadata"]
         name, namespace = meta["name"], meta["namespace"]
         labels = dict(meta.get("labels") or {})
@@ -105,7 +113,12 @@ class PodCliqueController(_GroveLoop):
                 "spec": spec}
         if not body["metadata"]["annotations"]:
             del body["metadata"]["annotations"]
-        self.writer.create(PODS, namespace, body)
+        _, refusal = self.creates.create(pclq, body)
+        if refusal is not None:
+            self.events.warning(pclq, "PodCreateFailed",
+                                f"Error creating pod : {refusal.message}")
+            return False
+        return True
 
     def _write_status(self, pclq: Json, current: str) -> float | None:
         spec = pclq.get("spec") or {}

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..storage import Change
 from .clock import parse_rfc3339, rfc3339
-from .loop import ControlLoop, Key
+from .loop import Context, ControlLoop, Key
 from .objects import (
     condition_true,
     controller_ref,
@@ -27,6 +27,7 @@ from .objects import (
     set_condition,
     terminating,
 )
+from .pod_creation import CreateAttempts
 from .writer import JOBS, PODS
 
 Json = dict[str, Any]
@@ -48,6 +49,10 @@ class JobController(ControlLoop):
     """Runs Jobs to completion or failure."""
 
     component = "job-controller"
+
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.creates = CreateAttempts(self.writer, self.delays)
 
     def initial_keys(self) -> Iterable[Key]:
         return [(o["metadata"]["namespace"], o["metadata"]["name"])
@@ -166,7 +171,8 @@ class JobController(ControlLoop):
         if conditions:
             status["conditions"] = conditions
         self.writer.update_status(JOBS, job, status)
-        return wake
+        retry = self.creates.retry_after(job)
+        return retry if wake is None else wake if retry is None else min(wake, retry)
 
     def _start_pods(self, job: Json, pods: list[Json], running: list[Json], succeeded: int,
                     failed: int, wake: float | None) -> float | None:
@@ -210,7 +216,10 @@ class JobController(ControlLoop):
                                      namespace=job["metadata"]["namespace"], owner=job,
                                      generate_name=generate, labels=labels,
                                      annotations=annotations)
-            created = self.writer.create(PODS, job["metadata"]["namespace"], body)
+            created, refusal = self.creates.create(job, body)
+            if refusal is not None:
+                self.events.warning(job, "FailedCreate", f"Error creating: {refusal.message}")
+                return wake
             if created is not None:
                 self.events.normal(job, "SuccessfulCreate",
                                    f"Created pod: {created['metadata']['name']}")

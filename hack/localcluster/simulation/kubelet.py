@@ -5,6 +5,13 @@ A bound pod goes ContainerCreating -> Running after `Delays.pod_start`, becomes 
 crash-loops or fails its image pull when asked to (see `behaviors`); runs to completion when
 its restartPolicy is Never/OnFailure and it belongs to a Job (or says so); and is removed
 `Delays.pod_termination` after it is deleted. A node marked down has no working kubelet.
+
+A pod stays in ContainerCreating with FailedMount events while a ConfigMap or Secret one of
+its volumes needs is missing, and its containers wait in CreateContainerConfigError while an
+env source is (`volumes`); both are tried again after a back-off and whenever a ConfigMap or
+Secret of the namespace changes.
+
+A running Dynamo worker pod answers HTTP on its address and system port (`workers`).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from .loop import Context, ControlLoop, Key
 from .node_objects import SIMULATED_LABEL
 from .objects import controller_ref, terminating
 from .pod_status import (
+    CONFIG_ERROR,
     CRASH_BACKOFF,
     CREATING,
     FAILED,
@@ -30,6 +38,9 @@ from .pod_status import (
     full_image,
     pod_status,
 )
+from .profiler import Profiler
+from .volumes import CONFIG_MAPS, SECRETS, env_problems, mount_problems
+from .workers import Workers
 from .writer import JOBS, NODES, PODS
 
 Json = dict[str, Any]
@@ -44,6 +55,12 @@ class Kubelet(ControlLoop):
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
         self.runs: dict[Key, PodRun] = {}
+        #: Namespace -> pods waiting for a ConfigMap or Secret there.
+        self.blocked: dict[str, set[Key]] = {}
+        #: DGDR profiling pods: the profiler image's and output copier's part.
+        self.profiler = Profiler(self.writer, self.delays.profiler_run)
+        #: Dynamo worker pods' HTTP endpoints (see `workers`).
+        self.workers = Workers()
 
     def initial_keys(self) -> Iterable[Key]:
         return [(p["metadata"]["namespace"], p["metadata"]["name"])
@@ -56,6 +73,8 @@ class Kubelet(ControlLoop):
                 return [(meta["namespace"], meta["name"])]
         elif change.resource == NODES:
             return self.pods_on(change.obj["metadata"]["name"])
+        elif change.resource in (CONFIG_MAPS, SECRETS):
+            return self.blocked.pop(change.obj["metadata"].get("namespace", ""), set())
         return ()
 
     def pods_on(self, node: str | None = None) -> list[Key]:
@@ -87,6 +106,7 @@ class Kubelet(ControlLoop):
         if terminating(pod):
             return self._terminate(key, pod, run)
         wait = self._advance(pod, run, node_name or "")
+        self.workers.sync(key, pod, run.ip, run.stage == RUNNING, run.restarts)
         ready, ready_wait = self._readiness(pod, run)
         status = pod_status(pod, run, ready=ready, host_ip=_node_ip(node), now=rfc3339(),
                             backoff=self._crash_backoff(run))
@@ -103,7 +123,7 @@ class Kubelet(ControlLoop):
             ip = status["podIP"]
             self.ctx.addresses.claim(ip)
         else:
-            ip = self.ctx.addresses.allocate()
+            ip = self.workers.allocate(pod, self.ctx.addresses)
         run = PodRun(uid=pod["metadata"]["uid"], ip=ip, since=now,
                      start_time=status.get("startTime") or rfc3339())
         # A pod restored from disk resumes where its status says it was.
@@ -125,6 +145,7 @@ class Kubelet(ControlLoop):
 
     def _forget(self, key: Key) -> None:
         run = self.runs.pop(key, None)
+        self.workers.stop(key)
         if run is not None:
             self.ctx.addresses.release(run.ip)
 
@@ -154,6 +175,13 @@ class Kubelet(ControlLoop):
         d = self.delays
         stage = run.stage
         if stage == CREATING:
+            problems = mount_problems(pod, self.writer.get)
+            if problems:
+                for volume, error in problems:
+                    self._event(pod, "Warning", "FailedMount",
+                                f'MountVolume.SetUp failed for volume "{volume}" : {error}')
+                run.since = now  # the sandbox and pull begin only once every volume is set up
+                return self._blocked(pod, run)
             due = run.since + d.pod_start
             if now < due:
                 return due - now
@@ -191,6 +219,7 @@ class Kubelet(ControlLoop):
                 due = run.since + job_run.duration
                 if now < due:
                     return due - now
+                self.profiler.finish(pod)
                 if job_run.outcome == "succeed":
                     self._finish(run, SUCCEEDED, 0)
                 elif (pod.get("spec") or {}).get("restartPolicy") == "OnFailure":
@@ -199,6 +228,11 @@ class Kubelet(ControlLoop):
                     self._finish(run, FAILED, 1)
             else:
                 return None
+        elif stage == CONFIG_ERROR:
+            due = run.since + self._blocked_backoff(run)
+            if now < due:
+                return due - now
+            self._start(pod, run)
         elif stage == CRASH_BACKOFF:
             if (pod.get("spec") or {}).get("restartPolicy") == "Never":
                 return None
@@ -214,7 +248,34 @@ class Kubelet(ControlLoop):
         run.stage = stage
         run.since = self.ctx.clock.now()
 
+    def _blocked(self, pod: Json, run: PodRun) -> float:
+        """Note the pod as waiting for a ConfigMap or Secret; seconds until it retries."""
+        meta = pod["metadata"]
+        self.blocked.setdefault(meta["namespace"], set()).add(
+            (meta["namespace"], meta["name"]))
+        delay = self._blocked_backoff(run)
+        run.blocked_attempts += 1
+        return delay
+
+    def _blocked_backoff(self, run: PodRun) -> float:
+        d = self.delays
+        return float(min(d.mount_retry * 2 ** max(run.blocked_attempts - 1, 0),
+                         d.mount_retry_max))
+
     def _start(self, pod: Json, run: PodRun) -> None:
+        errors = env_problems(pod, self.writer.get)
+        if errors:
+            self._enter(run, CONFIG_ERROR)
+            run.config_errors = errors
+            self._blocked(pod, run)
+            for c in _containers(pod):
+                if c.get("name") in errors:
+                    self._event(pod, "Normal", "Pulled", f'Container image "{c.get("image")}"'
+                                                         " already present on machine")
+                    self._event(pod, "Warning", "Failed", f"Error: {errors[c['name']]}")
+            return
+        run.config_errors = {}
+        run.blocked_attempts = 0
         self._enter(run, RUNNING)
         run.started_at = rfc3339()
         for c in _containers(pod):
@@ -270,6 +331,9 @@ class Kubelet(ControlLoop):
         return True, None
 
     def _job_run(self, pod: Json) -> JobRun | None:
+        profiling = self.profiler.job_run(pod)
+        if profiling is not None:
+            return profiling
         ref = controller_ref(pod)
         job = None
         if ref is not None and ref.get("kind") == "Job":

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..storage import Change
 from .clock import rfc3339
+from .events import EventRecorder
 from .loop import Context, ControlLoop, Key
 from .objects import (
     condition,
@@ -29,6 +30,7 @@ from .objects import (
     set_condition,
     terminating,
 )
+from .pod_creation import CreateAttempts
 from .rollout import template_hash
 from .writer import CRDS, PODS, SERVICES
 
@@ -63,6 +65,9 @@ class LeaderWorkerSetController(ControlLoop):
         super().__init__(ctx)
         #: Groups seen whole, so a pod that later vanishes is told from one not made yet.
         self._whole: set[tuple[str, int]] = set()
+        self.creates = CreateAttempts(self.writer, self.delays)
+        #: The real pods come from StatefulSets: their refusals are that controller's events.
+        self.statefulset_events = EventRecorder(self.writer, "statefulset-controller")
 
     def initial_keys(self) -> Iterable[Key]:
         return [(o["metadata"]["namespace"], o["metadata"]["name"])
@@ -111,8 +116,10 @@ class LeaderWorkerSetController(ControlLoop):
                 groups[g] = []
         self._roll(lws, groups, want, revision)
         for g in range(want):
-            self._fill_group(lws, g, groups.get(g, []), size, revision)
-        return self._write_status(lws, want, size, revision)
+            if not self._fill_group(lws, g, groups.get(g, []), size, revision):
+                break
+        self._write_status(lws, want, size, revision)
+        return self.creates.retry_after(lws)
 
     # --- groups --------------------------------------------------------------------------
 
@@ -163,7 +170,8 @@ class LeaderWorkerSetController(ControlLoop):
         return len(live) == size and all(pod_ready(p) for p in live)
 
     def _fill_group(self, lws: Json, g: int, members: list[Json], size: int,
-                    revision: str) -> None:
+                    revision: str) -> bool:
+        """Create the group's missing pods; False when admission refused one."""
         lws_name = lws["metadata"]["name"]
         namespace = lws["metadata"]["namespace"]
         existing = {p["metadata"]["name"]: p for p in members}
@@ -190,9 +198,16 @@ class LeaderWorkerSetController(ControlLoop):
             pod["spec"]["subdomain"] = lws_name
             _with_env(pod, {"LWS_LEADER_ADDRESS": f"{leader_name}.{lws_name}.{namespace}",
                             "LWS_GROUP_SIZE": str(size), "LWS_WORKER_INDEX": str(w)})
-            created = self.writer.create(PODS, namespace, copy.deepcopy(pod))
+            created, refusal = self.creates.create(lws, copy.deepcopy(pod))
+            if refusal is not None:
+                statefulset = lws_name if w == 0 else leader_name
+                self.statefulset_events.warning(
+                    lws, "FailedCreate", f"create Pod {pod_name} in StatefulSet {statefulset}"
+                                         f" failed error: {refusal.message}")
+                return False
             if created is not None and w == 0:
                 leader = created
+        return True
 
     def _ensure_service(self, lws: Json) -> None:
         name = lws["metadata"]["name"]

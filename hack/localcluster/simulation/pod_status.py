@@ -21,6 +21,7 @@ PULL_ERROR = "pull-error"        # ErrImagePull
 PULL_BACKOFF = "pull-backoff"    # ImagePullBackOff
 RUNNING = "running"
 CRASH_BACKOFF = "crash-backoff"  # CrashLoopBackOff, or OnFailure restart back-off
+CONFIG_ERROR = "config-error"    # CreateContainerConfigError (missing env sources)
 SUCCEEDED = "succeeded"
 FAILED = "failed"
 
@@ -43,6 +44,10 @@ class PodRun:
     last_exit: int | None = None
     terminate_at: float | None = None
     container_ids: dict[str, str] = field(default_factory=dict)
+    #: Failed volume set-ups or container configs in a row (their retry back-off).
+    blocked_attempts: int = 0
+    #: Container -> its CreateContainerConfigError message, while in CONFIG_ERROR.
+    config_errors: dict[str, str] = field(default_factory=dict)
 
 
 def full_image(image: str) -> str:
@@ -76,7 +81,7 @@ def _container_status(c: Json, run: PodRun, ready: bool, pod_ref: str,
     out: Json = {"name": name, "image": image, "imageID": "", "ready": False,
                  "started": False, "restartCount": run.restarts}
     stage = run.stage
-    pulled = stage not in (CREATING, PULL_ERROR, PULL_BACKOFF)
+    pulled = stage not in (CREATING, PULL_ERROR, PULL_BACKOFF, CONFIG_ERROR)
     if pulled:
         repo = image.rsplit(":", 1)[0] if "@" not in image else image.split("@")[0]
         out["imageID"] = f"{repo}@sha256:{_digest(image)}"
@@ -90,6 +95,11 @@ def _container_status(c: Json, run: PodRun, ready: bool, pod_ref: str,
     elif stage == PULL_BACKOFF:
         out["state"] = {"waiting": {"reason": "ImagePullBackOff",
                                     "message": f'Back-off pulling image "{c.get("image")}"'}}
+    elif stage == CONFIG_ERROR:
+        # The kubelet starts a pod's other containers; here they wait with the failing one.
+        error = run.config_errors.get(name)
+        out["state"] = {"waiting": {"reason": "CreateContainerConfigError", "message": error}
+                        if error else {"reason": "ContainerCreating"}}
     elif stage == RUNNING:
         out["state"] = {"running": {"startedAt": run.started_at}}
         out["started"] = True

@@ -13,10 +13,11 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
+from ..errors import ApiError
 from ..selectors import LabelSelector
 from ..storage import Change
-from .clock import parse_rfc3339
-from .loop import ControlLoop, Key
+from .clock import parse_rfc3339, rfc3339
+from .loop import Context, ControlLoop, Key
 from .objects import (
     condition,
     controller_ref,
@@ -26,6 +27,7 @@ from .objects import (
     pod_ready,
     terminating,
 )
+from .pod_creation import CreateAttempts, replica_failure
 from .writer import PODS, REPLICA_SETS
 
 Json = dict[str, Any]
@@ -66,6 +68,10 @@ class ReplicaSetController(ControlLoop):
 
     component = "replicaset-controller"
 
+    def __init__(self, ctx: Context) -> None:
+        super().__init__(ctx)
+        self.creates = CreateAttempts(self.writer, self.delays)
+
     def initial_keys(self) -> Iterable[Key]:
         return [(o["metadata"]["namespace"], o["metadata"]["name"])
                 for o in self.writer.list_objects(REPLICA_SETS)]
@@ -87,12 +93,12 @@ class ReplicaSetController(ControlLoop):
         spec = rs.get("spec") or {}
         pods = self.writer.owned(PODS, rs)
         active = [p for p in pods if pod_active(p)]
+        refusal: ApiError | None = None
         if not terminating(rs):
             want = int(spec.get("replicas", 1))
             diff = want - len(active)
             if diff > 0:
-                for _ in range(diff):
-                    self._create_pod(rs)
+                refusal = self._create_pods(rs, diff)
             elif diff < 0:
                 for pod in deletion_order(active)[:-diff]:
                     if self.writer.delete(PODS, pod):
@@ -100,20 +106,27 @@ class ReplicaSetController(ControlLoop):
                                            f"Deleted pod: {pod['metadata']['name']}")
                 pods = self.writer.owned(PODS, rs)
                 active = [p for p in pods if pod_active(p)]
-        return self._write_status(rs, active)
+        wake = self._write_status(rs, active, refusal)
+        retry = self.creates.retry_after(rs)
+        return retry if wake is None else wake if retry is None else min(wake, retry)
 
-    def _create_pod(self, rs: Json) -> None:
+    def _create_pods(self, rs: Json, count: int) -> ApiError | None:
+        """Create `count` pods; stop at the first refusal and return it."""
         spec = rs["spec"]
-        body = pod_from_template(spec.get("template") or {}, namespace=rs["metadata"][
-            "namespace"], owner=rs, generate_name=f"{rs['metadata']['name']}-")
-        created = self.writer.create(PODS, rs["metadata"]["namespace"], body)
-        if created is not None:
-            self.events.normal(rs, "SuccessfulCreate",
-                               f"Created pod: {created['metadata']['name']}")
-        else:
-            self.events.warning(rs, "FailedCreate", "Error creating: pod could not be created")
+        for _ in range(count):
+            body = pod_from_template(spec.get("template") or {}, namespace=rs["metadata"][
+                "namespace"], owner=rs, generate_name=f"{rs['metadata']['name']}-")
+            created, refusal = self.creates.create(rs, body)
+            if refusal is not None:
+                self.events.warning(rs, "FailedCreate", f"Error creating: {refusal.message}")
+                return refusal
+            if created is not None:
+                self.events.normal(rs, "SuccessfulCreate",
+                                   f"Created pod: {created['metadata']['name']}")
+        return None
 
-    def _write_status(self, rs: Json, active: list[Json]) -> float | None:
+    def _write_status(self, rs: Json, active: list[Json],
+                      refusal: ApiError | None) -> float | None:
         spec = rs.get("spec") or {}
         selector = LabelSelector.from_label_selector(spec.get("selector") or {})
         template_labels = ((spec.get("template") or {}).get("metadata") or {}).get(
@@ -142,7 +155,9 @@ class ReplicaSetController(ControlLoop):
             if value:
                 status[field_name] = value
         status["observedGeneration"] = rs["metadata"].get("generation", 1)
-        if old.get("conditions"):
-            status["conditions"] = copy.deepcopy(old["conditions"])
+        conditions = replica_failure(copy.deepcopy(old.get("conditions") or []), refusal,
+                                     rfc3339())
+        if conditions:
+            status["conditions"] = conditions
         self.writer.update_status(REPLICA_SETS, rs, status)
         return wake

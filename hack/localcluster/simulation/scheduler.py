@@ -3,6 +3,8 @@
 A pod that fits nowhere stays Pending with PodScheduled=False (reason Unschedulable) and the
 scheduler's message, plus a FailedScheduling event; it is tried again whenever a node changes
 or a bound pod goes away, as the real scheduler requeues unschedulable pods on cluster events.
+A pod whose PersistentVolumeClaim is missing is unschedulable on every node (`volumes`), and
+tried again when a claim changes.
 Like the real scheduler's cache, it keeps per-node usage and the pending pods up to date from
 the pod changes it sees, rather than listing every pod per decision.
 """
@@ -16,10 +18,11 @@ from typing import Any
 
 from ..storage import DELETED, Change
 from .clock import rfc3339
-from .fit import misfit_reasons, score, unschedulable_message
+from .fit import misfit_reasons, prefilter_message, score, unschedulable_message
 from .loop import Context, ControlLoop, Key
 from .node_usage import NodeUsage
 from .objects import condition, pod_active, set_condition, terminating
+from .volumes import CLAIMS, claim_problem
 from .writer import NODES, PODS
 
 Json = dict[str, Any]
@@ -62,7 +65,7 @@ class Scheduler(ControlLoop):
         return sorted(self._waiting)
 
     def keys_for(self, change: Change) -> Iterable[Key]:
-        if change.resource == NODES:
+        if change.resource in (NODES, CLAIMS):
             return self._pending()
         if change.resource != PODS:
             return ()
@@ -88,6 +91,12 @@ class Scheduler(ControlLoop):
                                 "Scheduling is blocked due to non-empty scheduling gates")
             return None
         nodes = self.writer.list_objects(NODES)
+        claim = claim_problem(pod, self.writer.get)
+        if claim is not None:
+            message = prefilter_message(len(nodes), claim)
+            if self._set_scheduled(pod, "False", "Unschedulable", message):
+                self.events.warning(pod, "FailedScheduling", message)
+            return None
         best: tuple[Fraction, str] | None = None
         reasons: list[list[str]] = []
         for node in nodes:

@@ -3,6 +3,7 @@
 It builds the parts the configuration enables (nodes, scheduler, kubelet, workload
 controllers), feeds them every committed change, and owns their tasks and timers. Tests
 reach in through `behaviors` (pod readiness, crash loops, image pulls, job results),
+`workers` (Dynamo worker pods' HTTP endpoints: adapters, calls, faults),
 `metrics` (pod usage and external metrics for the HPA), `set_node_ready`, `clock` and
 `settle`.
 """
@@ -28,6 +29,7 @@ from .metrics import Metrics
 from .nodes import NodeController
 from .replicasets import ReplicaSetController
 from .scheduler import Scheduler
+from .workers import Workers
 
 Json = dict[str, Any]
 
@@ -68,6 +70,8 @@ class Simulation:
     async def stop(self) -> None:
         self.ctx.clock.stop()
         await self._runner.stop()
+        if self.kubelet is not None:
+            await self.kubelet.workers.close()
 
     async def settle(self) -> None:
         """Wait until no simulated component has queued work (pending timers aside)."""
@@ -82,6 +86,13 @@ class Simulation:
     @property
     def behaviors(self) -> Behaviors:
         return self.ctx.behaviors
+
+    @property
+    def workers(self) -> Workers:
+        """The Dynamo worker pods' HTTP endpoints (the kubelet must be on)."""
+        if self.kubelet is None:
+            raise RuntimeError("the simulated kubelet is off: no worker endpoints")
+        return self.kubelet.workers
 
     def set_node_ready(self, name: str, ready: bool) -> None:
         """Make a node NotReady (its kubelet stops; its pods are evicted) or Ready again."""

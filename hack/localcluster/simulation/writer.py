@@ -90,18 +90,26 @@ class Writer:
         return rt
 
     def create(self, resource: ResourceKey, namespace: str, body: Json) -> Json | None:
+        created, refusal = self.create_or_refusal(resource, namespace, body)
+        if refusal is not None:
+            log.warning("simulated create failed", resource=resource, namespace=namespace,
+                        manager=self.opts.manager, error=refusal.message)
+        return created
+
+    def create_or_refusal(self, resource: ResourceKey, namespace: str,
+                          body: Json) -> tuple[Json | None, ApiError | None]:
+        """Create `body`: the stored object, or the error the server refused it with (neither
+        when the namespace is being deleted, which controllers stay quiet about)."""
         rt = self._rt(resource)
         body = {**body, "apiVersion": rt.api_version, "kind": rt.kind}
         try:
-            return self.ops.create(rt, namespace, body, self.opts).obj
+            return self.ops.create(rt, namespace, body, self.opts).obj, None
         except ApiError as err:
             if err.code == 409:
                 raise Retry(err.message) from None
             if err.code == 403 and "being terminated" in err.message:
-                return None
-            log.warning("simulated create failed", resource=resource, namespace=namespace,
-                        manager=self.opts.manager, error=err.message)
-            return None
+                return None, None
+            return None, err
 
     def update(self, resource: ResourceKey, obj: Json) -> Json | None:
         """Replace the object (its resourceVersion guards against lost updates)."""

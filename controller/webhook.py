@@ -1,0 +1,261 @@
+"""A generic admission webhook server: HTTPS, AdmissionReview v1 in and out, handlers by path.
+
+Like controller-runtime's webhook server, it runs on every replica (leader or not: the API
+server may call any of them) and serves with whatever certificate its `TLSConfig` holds now:
+`load(cert, key)` swaps it for new connections without a restart. `ready` is true once it
+listens with a certificate that is valid now.
+
+A handler gets an `AdmissionRequest` and returns an `AdmissionResponse`; the server fills in
+the uid, turns a handler's exception into a refusal with code 500 (a bug must not admit), and
+counts requests, denials and durations by resource and operation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import shutil
+import ssl
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import structlog
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from .certificates import lifetime
+
+log = structlog.get_logger("controller.webhook")
+
+Json = dict[str, Any]
+
+__all__ = ["AdmissionRequest", "AdmissionResponse", "Handler", "TLSConfig", "WebhookMetrics",
+           "WebhookServer"]
+
+REVIEW_VERSION = "admission.k8s.io/v1"
+
+
+@dataclass(frozen=True)
+class AdmissionRequest:
+    """The `request` of an AdmissionReview, with the fields handlers read."""
+
+    uid: str
+    operation: str
+    resource: str
+    subresource: str
+    name: str
+    namespace: str
+    username: str
+    groups: tuple[str, ...]
+    object: Json | None
+    old_object: Json | None
+    dry_run: bool
+    raw: Json
+
+    @classmethod
+    def from_review(cls, review: Json) -> AdmissionRequest:
+        request = review.get("request")
+        if not isinstance(request, dict) or not request.get("uid"):
+            raise ValueError("the AdmissionReview has no request uid")
+        user = request.get("userInfo") or {}
+        resource = request.get("resource") or {}
+        return cls(
+            uid=str(request["uid"]), operation=str(request.get("operation") or ""),
+            resource=str(resource.get("resource") or ""),
+            subresource=str(request.get("subResource") or ""),
+            name=str(request.get("name") or ""), namespace=str(request.get("namespace") or ""),
+            username=str(user.get("username") or ""),
+            groups=tuple(str(g) for g in user.get("groups") or ()),
+            object=request.get("object"), old_object=request.get("oldObject"),
+            dry_run=bool(request.get("dryRun")), raw=request)
+
+
+@dataclass(frozen=True)
+class AdmissionResponse:
+    """What a handler decides: allowed or not (with a message and code), and warnings."""
+
+    allowed: bool
+    message: str = ""
+    code: int = 200
+    reason: str = ""
+    warnings: tuple[str, ...] = ()
+
+    @classmethod
+    def allow(cls, warnings: tuple[str, ...] = ()) -> AdmissionResponse:
+        return cls(True, warnings=warnings)
+
+    @classmethod
+    def deny(cls, message: str, code: int = 403, reason: str = "Forbidden",
+             warnings: tuple[str, ...] = ()) -> AdmissionResponse:
+        return cls(False, message, code, reason, warnings)
+
+    def to_json(self, uid: str) -> Json:
+        out: Json = {"uid": uid, "allowed": self.allowed}
+        if not self.allowed:
+            status: Json = {"code": self.code, "message": self.message}
+            if self.reason:
+                status["reason"] = self.reason
+            out["status"] = status
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
+
+
+Handler = Callable[[AdmissionRequest], Awaitable[AdmissionResponse]]
+
+
+class WebhookMetrics:
+    """Admission requests, denials and handling time, by resource and operation."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        labels = ["webhook", "resource", "operation"]
+        self.requests = Counter("admission_webhook_requests_total",
+                                "Admission requests handled, by result (allowed, denied)",
+                                [*labels, "result"], registry=registry)
+        self.denials = Counter("admission_webhook_denials_total",
+                               "Admission requests denied", labels, registry=registry)
+        self.duration = Histogram("admission_webhook_duration_seconds",
+                                  "Time to handle an admission request", labels,
+                                  registry=registry)
+
+
+class TLSConfig:
+    """The server's certificate, swappable while serving (new connections get the new one)."""
+
+    def __init__(self) -> None:
+        self._context: ssl.SSLContext | None = None
+        self._not_before: datetime.datetime | None = None
+        self._not_after: datetime.datetime | None = None
+        self._cert_pem = b""
+        self._dir = Path(tempfile.mkdtemp(prefix="webhook-tls-"))
+
+    def load(self, cert_pem: bytes, key_pem: bytes) -> bool:
+        """Serve with this certificate from now on; False when it was already the one."""
+        if cert_pem == self._cert_pem:
+            return False
+        cert, key = self._dir / "tls.crt", self._dir / "tls.key"
+        cert.write_bytes(cert_pem)
+        key.touch(mode=0o600)
+        key.write_bytes(key_pem)
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(cert, key)
+        self._not_before, self._not_after = lifetime(cert_pem)
+        self._context, self._cert_pem = context, cert_pem
+        return True
+
+    @property
+    def cert_pem(self) -> bytes:
+        """The certificate being served (b"" before the first load)."""
+        return self._cert_pem
+
+    def close(self) -> None:
+        """Remove the key material written for the ssl module (it only loads files)."""
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    @property
+    def valid(self) -> bool:
+        """A certificate is loaded and valid now."""
+        if self._not_before is None or self._not_after is None:
+            return False
+        now = datetime.datetime.now(datetime.UTC)
+        return self._not_before <= now < self._not_after
+
+    def server_context(self) -> ssl.SSLContext:
+        """The listening context: it hands each connection the current certificate."""
+        listening = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+
+        def pick(connection: ssl.SSLObject, _name: str | None, _ctx: ssl.SSLContext) -> None:
+            if self._context is not None:
+                connection.context = self._context
+
+        listening.sni_callback = pick
+        return listening
+
+
+@dataclass
+class WebhookServer:
+    """Serves registered admission handlers over HTTPS on `host:port`."""
+
+    tls: TLSConfig
+    metrics: WebhookMetrics
+    host: str = "0.0.0.0"
+    port: int = 9443
+    #: Longest time a handler may take; the API server's own timeout is usually 10 s.
+    handler_timeout: float = 8.0
+    #: Let several processes of one host share the port (the kernel spreads connections).
+    reuse_port: bool = False
+    _handlers: dict[str, Handler] = field(default_factory=dict)
+    _runner: web.AppRunner | None = None
+
+    def register(self, path: str, handler: Handler) -> None:
+        """Serve `handler` at `path` (before `start`)."""
+        if path in self._handlers:
+            raise ValueError(f"a webhook is already registered at {path}")
+        self._handlers[path] = handler
+
+    @property
+    def paths(self) -> list[str]:
+        return list(self._handlers)
+
+    @property
+    def ready(self) -> bool:
+        """Listening, with a certificate valid now."""
+        return self._runner is not None and self.tls.valid
+
+    async def start(self) -> None:
+        app = web.Application(client_max_size=8 * 1024 * 1024)
+        for path in self._handlers:
+            app.router.add_post(path, self._serve)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                                     shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port,
+                           ssl_context=self.tls.server_context(), reuse_address=True,
+                           reuse_port=self.reuse_port or None)
+        await site.start()
+        if self.port == 0:
+            self.port = self._runner.addresses[0][1]
+        log.info("webhook server listening", port=self.port, paths=self.paths)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def run(self) -> None:
+        """Serve until cancelled (a manager runnable)."""
+        await self.start()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            await self.stop()
+            self.tls.close()
+
+    async def _serve(self, request: web.Request) -> web.Response:
+        try:
+            review = await request.json()
+            admission = AdmissionRequest.from_review(review)
+        except ValueError as err:
+            return web.json_response({"error": str(err)}, status=400)
+        handler = self._handlers[request.path]
+        labels = (request.path, admission.resource, admission.operation)
+        started = time.monotonic()
+        try:
+            async with asyncio.timeout(self.handler_timeout):
+                response = await handler(admission)
+        except Exception as err:
+            log.exception("webhook handler failed", path=request.path,
+                          resource=admission.resource, name=admission.name)
+            response = AdmissionResponse.deny(f"internal error: {err}", 500, "InternalError")
+        self.metrics.duration.labels(*labels).observe(time.monotonic() - started)
+        self.metrics.requests.labels(*labels, "allowed" if response.allowed else
+                                     "denied").inc()
+        if not response.allowed:
+            self.metrics.denials.labels(*labels).inc()
+        return web.json_response({"apiVersion": review.get("apiVersion") or REVIEW_VERSION,
+                                  "kind": "AdmissionReview",
+                                  "response": response.to_json(admission.uid)})

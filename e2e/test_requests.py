@@ -1,0 +1,181 @@
+"""DynamoGraphDeploymentRequests through kubectl, with the simulated profiler: autoApply to a
+running graph (states watched with `kubectl get dgdr -w`), the spec extracted and created by
+hand, an infeasible SLA explained by `kubectl describe`, a deleted graph, a deleted request,
+mocker graphs without GPUs, GPU discovery, and silence in a terminal state."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+import yaml
+from e2e_support import EXAMPLES, Env, OperatorProcess, eventually
+
+from hack.localcluster.request_stats import WRITE_VERBS
+from hack.localcluster.testing import kubectl_binary
+
+Start = Callable[..., Awaitable[OperatorProcess]]
+PROFILING_ROLE = ("--dgdr-profiling-cluster-role-name", "dynamo-dgdr-profiling")
+IDLE = float(os.environ.get("E2E_IDLE_SECONDS", "2"))
+
+
+@pytest.fixture
+async def dgdr_operator(operators: Start) -> OperatorProcess:
+    return await operators("op", *PROFILING_ROLE)
+
+
+def request(name: str, **spec: Any) -> str:
+    body: dict[str, Any] = {
+        "model": "Qwen/Qwen3-0.6B", "backend": "vllm",
+        "profilingConfig": {"profilerImage": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.0",
+                            "config": {"sla": {"ttft": 200, "itl": 20}}}}
+    body.update(spec)
+    return json.dumps({"apiVersion": "nvidia.com/v1alpha1",
+                       "kind": "DynamoGraphDeploymentRequest",
+                       "metadata": {"name": name}, "spec": body})
+
+
+async def wait_state(env: Env, name: str, state: str, seconds: int = 60) -> None:
+    await env.k("wait", f"--for=jsonpath={{.status.state}}={state}", f"dgdr/{name}",
+                f"--timeout={seconds}s")
+
+
+async def watch_states(env: Env) -> tuple[asyncio.subprocess.Process, asyncio.Task[None],
+                                          list[str]]:
+    """`kubectl get dgdr -w` in the background; the states it prints, as they come."""
+    proc = await asyncio.create_subprocess_exec(
+        kubectl_binary(), "--kubeconfig", str(env.kubeconfig), "-n", env.namespace, "get",
+        "dgdr", "-w", "--no-headers", "-o", "custom-columns=NAME:.metadata.name,"
+        "STATE:.status.state", stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "HOME": str(env.tmp), "KUBECACHEDIR": str(env.tmp / "kcache")})
+    states: list[str] = []
+
+    async def read() -> None:
+        assert proc.stdout is not None
+        async for line in proc.stdout:
+            parts = line.decode().split()
+            if len(parts) == 2 and (not states or states[-1] != parts[1]):
+                states.append(parts[1])
+
+    return proc, asyncio.create_task(read()), states
+
+
+async def test_auto_apply_to_ready_then_graph_deleted(env: Env,
+                                                      dgdr_operator: OperatorProcess) -> None:
+    proc, reader, states = await watch_states(env)
+    try:
+        await asyncio.sleep(0.5)  # the watch is open before the request exists
+        await env.apply_example("dgdr-auto-apply")
+        await wait_state(env, "qwen-sla", "Ready")
+        await env.wait_ready("qwen-prod")
+
+        async def seen_ready() -> bool:
+            return "Ready" in states
+        await eventually(seen_ready, what="Ready in kubectl get -w")
+    finally:
+        proc.kill()
+        await proc.wait()
+        await reader
+    assert states == ["<none>", "Pending", "Profiling", "Deploying", "Ready"], states
+    out = await env.k("get", "dgdr", "qwen-sla", "-o", "wide")
+    header, row = out.splitlines()[:2]
+    columns = dict(zip(header.split(), row.split(), strict=False))
+    assert (columns["MODEL"], columns["BACKEND"], columns["STATE"], columns["DGD-STATE"],
+            columns["DGD"]) == ("Qwen/Qwen3-0.6B", "vllm", "Ready", "successful", "qwen-prod")
+    dgd = await env.get("dgd", "qwen-prod")
+    assert dgd["metadata"]["labels"]["team"] == "inference"
+    assert "ownerReferences" not in dgd["metadata"]
+
+    await env.k("delete", "dgd", "qwen-prod")
+    await wait_state(env, "qwen-sla", "DeploymentDeleted")
+    described = await env.k("describe", "dgdr", "qwen-sla")
+    assert "DeploymentDeleted" in described
+    assert await env.get("dgd", "qwen-prod") is None
+
+
+async def test_spec_only_then_created_by_hand(env: Env, dgdr_operator: OperatorProcess) -> None:
+    await env.apply_example("dgdr-spec-only")
+    await wait_state(env, "qwen-review", "Ready")
+    assert await env.names("dgd") == []
+    spec = await env.k("get", "dgdr", "qwen-review", "-o",
+                       "jsonpath={.status.generatedDeployment}")
+    graph = json.loads(spec)
+    await env.k("create", "-f", "-", stdin=spec)
+    await env.wait_ready(graph["metadata"]["name"], seconds=90)
+
+
+async def test_infeasible_sla_is_described(env: Env, dgdr_operator: OperatorProcess) -> None:
+    await env.k("apply", "-f", "-", stdin=request("too-fast", profilingConfig={
+        "profilerImage": "img", "config": {"sla": {"ttft": 5, "itl": 20}}}))
+    await wait_state(env, "too-fast", "Failed")
+    described = " ".join((await env.k("describe", "dgdr", "too-fast")).split())
+    for part in ("profiling job failed:", "Pod: profile-too-fast-", "Container: profiler",
+                 "ExitCode: 1", "ttft 5 ms is below the 10 ms floor", "ProfilingCheckFailed"):
+        assert part in described, (part, described)
+
+
+async def test_mocker_without_gpus_survives_its_request(env: Env,
+                                                        dgdr_operator: OperatorProcess) -> None:
+    await env.apply_example("dgdr-mocker")
+    await wait_state(env, "qwen-mocker", "Ready")
+    await env.wait_ready("vllm-mocker")
+    for dcd in (await env.get("dcd"))["items"]:
+        limits = ((dcd["spec"].get("resources") or {}).get("limits") or {})
+        assert "gpu" not in limits, dcd["metadata"]["name"]
+    for pod in (await env.get("pods", selector="nvidia.com/dynamo-graph-deployment-name="
+                                               "vllm-mocker"))["items"]:
+        for c in pod["spec"]["containers"]:
+            assert "nvidia.com/gpu" not in (c.get("resources") or {}).get("limits", {})
+    await env.k("delete", "dgdr", "qwen-mocker", "--wait=true")
+    assert await env.get("dgd", "vllm-mocker") is not None
+
+
+async def test_gpu_discovery_reads_the_nodes(env: Env, dgdr_operator: OperatorProcess) -> None:
+    await env.k("apply", "-f", "-", stdin=request("discover", enableGpuDiscovery=True))
+    await wait_state(env, "discover", "Ready")
+    job = await env.get("job", "profile-discover")
+    args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+    config = yaml.safe_load(args[args.index("--profile-config") + 1])
+    assert config["hardware"] == {"num_gpus_per_node": 8,
+                                  "gpu_model": "NVIDIA-H100-80GB-HBM3",
+                                  "system": "h100_sxm", "gpu_vram_mib": 81559}
+    assert "--enable-gpu-discovery" in args
+
+
+async def test_terminal_request_makes_no_writes(env: Env, needs_local: Any,
+                                                dgdr_operator: OperatorProcess) -> None:
+    await env.k("apply", "-f", "-", stdin=request("done", profilingConfig={
+        "profilerImage": "img", "config": {"sla": {"ttft": 1, "itl": 20}}}))
+    await wait_state(env, "done", "Failed")
+    await asyncio.sleep(0.5)
+    needs_local.stats.reset()
+    await asyncio.sleep(IDLE)
+    snapshot = needs_local.stats.snapshot()
+    writes = [s for s in snapshot if str(s["userAgent"]).startswith("dynamo-operator")
+              and s["verb"] in WRITE_VERBS and not str(s["resource"]).startswith("leases")]
+    assert writes == [], writes
+
+
+def test_examples_use_the_current_namespace() -> None:
+    for name in ("dgdr-auto-apply", "dgdr-spec-only", "dgdr-config-map-ref", "dgdr-mocker"):
+        for doc in yaml.safe_load_all((EXAMPLES / f"{name}.yaml").read_text()):
+            assert "namespace" not in doc["metadata"], name
+
+
+async def test_namespace_restricted_operator_profiles_with_a_role(env: Env,
+                                                                  operators: Start) -> None:
+    await operators("op", "--restricted-namespace", env.namespace)
+    await env.k("apply", "-f", "-", stdin=request("local", autoApply=True))
+    await wait_state(env, "local", "Ready")
+    binding = await env.get("rolebinding", "dgdr-profiling-job-binding")
+    assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role",
+                                  "name": "dgdr-profiling-job"}
+    await env.k("apply", "-f", "-", stdin=request("gpus", enableGpuDiscovery=True))
+    await wait_state(env, "gpus", "Failed")
+    described = " ".join((await env.k("describe", "dgdr", "gpus")).split())
+    assert "namespace-restricted operator" in described, described

@@ -1,0 +1,196 @@
+"""Admission webhooks with the operator process (`--enable-webhooks --webhook-url`) and kubectl:
+mistakes refused at apply and patch with the webhook's name and the field, adapter-owned
+replicas, deprecation warnings, deletes never blocked, a request frozen once profiled, two
+replicas with one killed, and a short-lived certificate rotated under traffic.
+
+The operator runs as a ServiceAccount identity of its own (a token of the local cluster), so
+that kubectl's admin user is someone else to the replica-ownership rule: these tests need the
+local cluster (`needs_local`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from e2e_support import Env, OperatorProcess, eventually, free_port
+
+from hack.localcluster.server import LocalCluster
+from hack.localcluster.users import service_account
+
+WEBHOOK = "vdynamographdeployment.kb.io"
+CONFIGURATION = "dynamo-operator-validating"
+
+
+#: With a short graph name, more than the 45 characters Grove object names leave: only the
+#: webhook catches it (the CRD schema cannot).
+LONG_SERVICE = "AServiceNameThatIsFarTooLongForGroveObjectNames"
+
+
+def graph(name: str = "web", service_name: str = "Frontend", **service: Any) -> str:
+    return json.dumps({
+        "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+        "metadata": {"name": name},
+        "spec": {"backendFramework": "vllm", "services": {service_name: {
+            "componentType": "frontend", "replicas": 1,
+            "extraPodSpec": {"mainContainer": {
+                "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.0"}},
+            **service}}}})
+
+
+def bad_graph(name: str) -> str:
+    return graph(name, LONG_SERVICE)
+
+
+class Operators:
+    """Operator processes serving webhooks on one shared port, as their own identity."""
+
+    def __init__(self, env: Env, local: LocalCluster) -> None:
+        self.env = env
+        self.port = free_port()
+        token = local.add_user(service_account(env.namespace, "dynamo-operator"))
+        self.kubeconfig = local.write_kubeconfig(env.tmp / "operator-kubeconfig",
+                                                 env.namespace, token)
+        self.started: list[OperatorProcess] = []
+
+    async def start(self, *extra: str) -> OperatorProcess:
+        op = OperatorProcess(self.kubeconfig, self.env.namespace,
+                             self.env.tmp / f"op{len(self.started)}.log",
+                             f"op{len(self.started)}",
+                             ["--enable-webhooks", "--webhook-port", str(self.port),
+                              "--webhook-url", f"https://127.0.0.1:{self.port}", *extra])
+        await op.start()
+        self.started.append(op)
+        return op
+
+    async def stop(self) -> None:
+        for op in self.started:
+            await op.kill(signal.SIGTERM)
+        for op in self.started:
+            print(f"--- {op.name} log (tail) ---\n{op.tail()}")
+
+
+@pytest.fixture
+async def webhooks(env: Env, needs_local: LocalCluster) -> AsyncIterator[Operators]:
+    ops = Operators(env, needs_local)
+    try:
+        yield ops
+    finally:
+        await ops.stop()
+
+
+async def refused(env: Env, *args: str, stdin: str | None = None) -> str:
+    """kubectl's error, which must come from a webhook."""
+    code, err = await env.k_result(*args, stdin=stdin)
+    assert code != 0 and "admission webhook" in err, err
+    return err
+
+
+async def serving(env: Env) -> None:
+    """Wait until the operator's configuration is in place and its webhook answers (a
+    server-side dry run, so nothing is created meanwhile)."""
+
+    async def answered() -> bool:
+        code, err = await env.k_result("apply", "--dry-run=server", "-f", "-",
+                                       stdin=bad_graph("probe"))
+        return code != 0 and "admission webhook" in err
+
+    await eventually(answered, what="the webhook answering")
+
+
+async def test_mistakes_are_refused_at_apply_and_patch(env: Env, webhooks: Operators) -> None:
+    await webhooks.start()
+    await serving(env)
+    err = await refused(env, "apply", "-f", "-", stdin=bad_graph("bad"))
+    assert f'admission webhook "{WEBHOOK}" denied the request: ' in err
+    assert f"spec.services.{LONG_SERVICE}" in err
+    assert await env.get("dgd", "bad") is None
+
+    await env.k("apply", "-f", "-", stdin=graph())
+    err = await refused(env, "patch", "dgd", "web", "--type", "merge",
+                        "-p", '{"spec":{"backendFramework":"sglang"}}')
+    assert "spec.backendFramework: is immutable" in err
+    dgd = await env.get("dgd", "web")
+    assert dgd is not None and dgd["spec"]["backendFramework"] == "vllm"
+
+    # A deprecated field: admitted, with kubectl's Warning line.
+    result = await env.kubectl.run("-n", env.namespace, "apply", "-f", "-",
+                                   stdin=graph("old", dynamoNamespace="legacy"))
+    assert result.code == 0, result.stderr
+    assert "Warning: spec.services.Frontend.dynamoNamespace: deprecated" in result.stderr
+    config = await env.get("validatingwebhookconfiguration", CONFIGURATION)
+    assert config is not None
+    assert all(w["clientConfig"]["caBundle"] for w in config["webhooks"])
+
+
+async def test_adapter_owned_replicas_and_deletes(env: Env, webhooks: Operators) -> None:
+    await webhooks.start()
+    await serving(env)
+    await env.k("apply", "-f", "-", stdin=graph(scalingAdapter={"enabled": True}))
+    await eventually(lambda: env.get("dgdsa", "web-frontend"), what="the adapter")
+    err = await refused(env, "patch", "dgd", "web", "--type", "merge", "-p",
+                        '{"spec":{"services":{"Frontend":{"replicas":3}}}}')
+    assert "spec.services.Frontend.replicas: cannot be changed directly" in err
+
+    await env.k("scale", "dgdsa", "web-frontend", "--replicas=2")
+
+    async def scaled() -> bool:
+        dgd = await env.get("dgd", "web")
+        return dgd is not None and dgd["spec"]["services"]["Frontend"]["replicas"] == 2
+
+    await eventually(scaled, what="the operator writing the adapter's replicas")
+
+    dgd = await env.get("dgd", "web")
+    assert dgd is not None and dgd["metadata"].get("finalizers")
+    await env.k("delete", "dgd", "web", "--wait=true", "--timeout=30s")
+    assert await env.get("dgd", "web") is None
+
+
+async def test_two_replicas_one_killed_admission_goes_on(env: Env,
+                                                        webhooks: Operators) -> None:
+    first = await webhooks.start()
+    await serving(env)
+    await webhooks.start()
+    await asyncio.sleep(2)  # the second one listens too (same port)
+    await first.kill(signal.SIGKILL)
+    for i in range(6):
+        err = await refused(env, "apply", "-f", "-", stdin=bad_graph(f"bad{i}"))
+        assert "connection refused" not in err
+
+
+async def test_a_short_lived_certificate_rotates_under_traffic(env: Env,
+                                                               webhooks: Operators) -> None:
+    await webhooks.start("--webhook-cert-validity", "3s")
+    await serving(env)
+    secret = await env.get("secret", "dynamo-operator-webhook-server-cert")
+    assert secret is not None
+    first = secret["data"]["tls.crt"]
+    for i in range(16):  # about 8 s: more than two lifetimes of the certificate
+        err = await refused(env, "apply", "-f", "-", stdin=bad_graph(f"bad{i}"))
+        assert "x509" not in err
+        await asyncio.sleep(0.5)
+    secret = await env.get("secret", "dynamo-operator-webhook-server-cert")
+    assert secret is not None and secret["data"]["tls.crt"] != first
+
+
+async def test_a_request_is_frozen_once_profiling_started(env: Env,
+                                                          webhooks: Operators) -> None:
+    await webhooks.start("--dgdr-profiling-cluster-role-name", "dynamo-dgdr-profiling")
+    await serving(env)
+    await env.k("apply", "-f", "-", stdin=json.dumps({
+        "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeploymentRequest",
+        "metadata": {"name": "req"},
+        "spec": {"model": "Qwen/Qwen3-0.6B", "backend": "vllm", "profilingConfig": {
+            "profilerImage": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.0",
+            "config": {"sla": {"ttft": 200, "itl": 20}}}}}))
+    await env.k("wait", "--for=jsonpath={.status.state}=Ready", "dgdr/req", "--timeout=60s")
+    err = await refused(env, "patch", "dgdr", "req", "--type", "merge",
+                        "-p", '{"spec":{"model":"Qwen/Qwen3-8B"}}')
+    assert ('admission webhook "vdynamographdeploymentrequest.kb.io" denied the request: '
+            "spec: is immutable once profiling has started") in err
+    # Metadata is not frozen.
+    await env.k("label", "dgdr", "req", "team=a")

@@ -1,0 +1,235 @@
+"""The DGDR profiler, played by the simulated kubelet: what the profiler image and its output
+copier do on a real cluster, without GPUs.
+
+A pod is a profiling pod when it has a container named `profiler` whose args carry
+`--profile-config <yaml>` (the Jobs the operator creates for DynamoGraphDeploymentRequests).
+It runs for `Delays.profiler_run` seconds (or the `localcluster.dev/job-duration` annotation),
+then writes ConfigMap `dgdr-output-<dgdr>` as the copier would, and its containers exit:
+
+* a feasible SLA: keys `config_with_planner.yaml` (the generated DynamoGraphDeployment plus a
+  planner profile ConfigMap), `mocker_config_with_planner.yaml` (the same graph with mocker
+  workers that need no GPUs) and `profiler_status.yaml` (`status: success`); exit code 0;
+* an infeasible one: only `profiler_status.yaml` with `status: failed` and the reason; exit
+  code 1, so the Job retries and then fails as a real one does.
+
+The rule (deliberately simple, so a manifest alone can pick the outcome):
+
+* infeasible when `sla.ttft` is below TTFT_FLOOR_MS or `sla.itl` below ITL_FLOOR_MS;
+* model size in billions of parameters from the model name ("Qwen3-0.6B" -> 0.6; 8 if none);
+* prefill tensor parallelism: the smallest power of two with
+  PREFILL_MS_PER_B * size / tp <= ttft, decode likewise with DECODE_MS_PER_B * size / tp <= itl,
+  both capped at `hardware.num_gpus_per_node` (default 8); past the cap the SLA is infeasible;
+* replicas: 2 prefill workers when ttft < 200 ms, 2 decode workers when itl < 20 ms, else 1;
+* images: `deployment.dgd_image`, else the backend's runtime image at RUNTIME_VERSION.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from .behaviors import JOB_DURATION, JobRun
+from .objects import annotations_of
+from .writer import Writer
+
+Json = dict[str, Any]
+
+CONFIG_MAPS = ("", "configmaps")
+TTFT_FLOOR_MS = 10.0
+ITL_FLOOR_MS = 2.0
+PREFILL_MS_PER_B = 40.0
+DECODE_MS_PER_B = 3.0
+DEFAULT_SIZE_B = 8.0
+RUNTIME_VERSION = "0.8.0"
+RUNTIME_IMAGES = {"vllm": "vllm-runtime", "sglang": "sglang-runtime",
+                  "trtllm": "tensorrtllm-runtime"}
+ENGINE_MODULES = {"vllm": "dynamo.vllm", "sglang": "dynamo.sglang", "trtllm": "dynamo.trtllm"}
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)[bB](?![a-zA-Z])")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The profiler's answer: per-worker parallelism and replicas, or why there is none."""
+
+    prefill_tp: int = 1
+    decode_tp: int = 1
+    prefill_replicas: int = 1
+    decode_replicas: int = 1
+    error: str = ""
+
+
+def model_size(model: str) -> float:
+    found = _SIZE.findall(model)
+    return float(found[-1]) if found else DEFAULT_SIZE_B
+
+
+def _tp(ms_per_b: float, size: float, target: float, cap: int) -> int | None:
+    tp = 1
+    while ms_per_b * size / tp > target:
+        tp *= 2
+        if tp > cap:
+            return None
+    return tp
+
+
+def plan(config: Json) -> Plan:
+    """What the simulated profiler finds for a profile config (see the module's rule)."""
+    sla = config.get("sla") or {}
+    ttft = float(sla.get("ttft", 200))
+    itl = float(sla.get("itl", 20))
+    if ttft < TTFT_FLOOR_MS:
+        return Plan(error=f"no configuration meets the SLA: ttft {ttft:g} ms is below the "
+                          f"{TTFT_FLOOR_MS:g} ms floor")
+    if itl < ITL_FLOOR_MS:
+        return Plan(error=f"no configuration meets the SLA: itl {itl:g} ms is below the "
+                          f"{ITL_FLOOR_MS:g} ms floor")
+    hardware = config.get("hardware") or {}
+    cap = int(hardware.get("num_gpus_per_node") or 8)
+    size = model_size(str((config.get("deployment") or {}).get("model") or ""))
+    prefill = _tp(PREFILL_MS_PER_B, size, ttft, cap)
+    decode = _tp(DECODE_MS_PER_B, size, itl, cap)
+    if prefill is None or decode is None:
+        return Plan(error=f"no configuration meets the SLA (ttft {ttft:g} ms, itl {itl:g} ms) "
+                          f"with {cap} GPUs per node")
+    return Plan(prefill_tp=prefill, decode_tp=decode,
+                prefill_replicas=2 if ttft < 200 else 1, decode_replicas=2 if itl < 20 else 1)
+
+
+def _worker(backend: str, image: str, model: str, role: str, tp: int, replicas: int,
+            mocker: bool) -> Json:
+    if mocker:
+        command = ["python3", "-m", "dynamo.mocker"]
+        args = ["--model-path", model, f"--is-{role}-worker"]
+    else:
+        command = ["python3", "-m", ENGINE_MODULES.get(backend, "dynamo.vllm")]
+        args = ["--model", model, "--tensor-parallel-size", str(tp), f"--is-{role}-worker"]
+    worker: Json = {"componentType": "worker", "subComponentType": role, "replicas": replicas,
+                    "extraPodSpec": {"mainContainer": {"image": image, "command": command,
+                                                       "args": args}}}
+    if not mocker:
+        worker["resources"] = {"limits": {"gpu": str(tp)}}
+    return worker
+
+
+def generated_graph(config: Json, dgdr: str, p: Plan, *, mocker: bool) -> Json:
+    """The DynamoGraphDeployment the profiler proposes (or its mocker variant)."""
+    deployment = config.get("deployment") or {}
+    backend = str((config.get("engine") or {}).get("backend") or "vllm")
+    model = str(deployment.get("model") or "")
+    image = str(deployment.get("dgd_image") or
+                f"nvcr.io/nvidia/ai-dynamo/{RUNTIME_IMAGES.get(backend, 'vllm-runtime')}:"
+                f"{RUNTIME_VERSION}")
+    title = backend.capitalize()
+    profile = f"planner-profile-data-{dgdr}"
+    services: Json = {
+        "Frontend": {"componentType": "frontend", "replicas": 1,
+                     "extraPodSpec": {"mainContainer": {"image": image}}},
+        "Planner": {"componentType": "planner", "replicas": 1, "extraPodSpec": {
+            "volumes": [{"name": "planner-profile-data",
+                         "configMap": {"name": profile, "optional": True}}],
+            "mainContainer": {
+                "image": image, "command": ["python3", "-m", "planner_sla"],
+                "args": ["--environment=kubernetes", f"--backend={backend}",
+                         "--profile-results-dir=/data/profiling_results"],
+                "volumeMounts": [{"name": "planner-profile-data",
+                                  "mountPath": "/data/profiling_results", "readOnly": True}]}}},
+        f"{title}PrefillWorker": _worker(backend, image, model, "prefill", p.prefill_tp,
+                                         p.prefill_replicas, mocker),
+        f"{title}DecodeWorker": _worker(backend, image, model, "decode", p.decode_tp,
+                                        p.decode_replicas, mocker),
+    }
+    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+            "metadata": {"name": f"{backend}-{'mocker' if mocker else 'disagg'}",
+                         "namespace": str(deployment.get("namespace") or "")},
+            "spec": {"backendFramework": backend, "services": services}}
+
+
+def _profile_data(config: Json, dgdr: str, p: Plan) -> Json:
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": f"planner-profile-data-{dgdr}"},
+            "data": {"prefill_tp.txt": str(p.prefill_tp), "decode_tp.txt": str(p.decode_tp),
+                     "sla.yaml": yaml.safe_dump(config.get("sla") or {})}}
+
+
+def output_data(config: Json, dgdr: str) -> tuple[bool, dict[str, str]]:
+    """Whether the run succeeds, and the output ConfigMap's data."""
+    p = plan(config)
+    if p.error:
+        return False, {"profiler_status.yaml": yaml.safe_dump(
+            {"status": "failed", "message": p.error})}
+
+    def stream(mocker: bool) -> str:
+        docs = [generated_graph(config, dgdr, p, mocker=mocker), _profile_data(config, dgdr, p)]
+        return "---\n".join(yaml.safe_dump(d, sort_keys=False) for d in docs)
+
+    return True, {"config_with_planner.yaml": stream(False),
+                  "mocker_config_with_planner.yaml": stream(True),
+                  "profiler_status.yaml": yaml.safe_dump(
+                      {"status": "success", "message": "profiling completed"})}
+
+
+def profile_config(pod: Json) -> Json | None:
+    """The inline profile config of a profiling pod, or None for any other pod."""
+    for c in (pod.get("spec") or {}).get("containers") or ():
+        args = [str(a) for a in c.get("args") or ()]
+        if c.get("name") == "profiler" and "--profile-config" in args:
+            i = args.index("--profile-config")
+            try:
+                loaded = yaml.safe_load(args[i + 1]) if i + 1 < len(args) else None
+            except yaml.YAMLError:
+                loaded = None
+            return loaded if isinstance(loaded, dict) else {}
+    return None
+
+
+def _dgdr_of(pod: Json) -> str:
+    for c in (pod.get("spec") or {}).get("containers") or ():
+        for env in c.get("env") or ():
+            if env.get("name") == "DGDR_NAME" and env.get("value"):
+                return str(env["value"])
+    return str(((pod.get("metadata") or {}).get("labels") or {}).get("dgdr") or "")
+
+
+class Profiler:
+    """Runs profiling pods for the kubelet: how long and how they end, and their output."""
+
+    def __init__(self, writer: Writer, duration: float) -> None:
+        self.writer = writer
+        self.duration = duration
+
+    def job_run(self, pod: Json) -> JobRun | None:
+        """The run of a profiling pod (None for other pods)."""
+        config = profile_config(pod)
+        if config is None:
+            return None
+        ok, _ = output_data(config, _dgdr_of(pod))
+        duration = self.duration
+        value = annotations_of(pod).get(JOB_DURATION)
+        if value:
+            with contextlib.suppress(ValueError):
+                duration = float(value)
+        return JobRun("succeed" if ok else "fail", duration)
+
+    def finish(self, pod: Json) -> None:
+        """Write the output ConfigMap, as the copier does when the profiler has ended."""
+        config = profile_config(pod)
+        if config is None:
+            return
+        dgdr = _dgdr_of(pod)
+        _, data = output_data(config, dgdr)
+        namespace = pod["metadata"]["namespace"]
+        name = f"dgdr-output-{dgdr}"
+        body = {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": namespace,
+                             "labels": {"dgdr.nvidia.com/name": dgdr,
+                                        "nvidia.com/managed-by": "dynamo-operator"}},
+                "data": data}
+        live = self.writer.get(CONFIG_MAPS, namespace, name)
+        if live is None:
+            self.writer.create(CONFIG_MAPS, namespace, body)
+        else:
+            self.writer.update(CONFIG_MAPS, {**live, "data": data})

@@ -1,0 +1,196 @@
+"""Simulated Dynamo workers: each running worker pod answers HTTP on its own IP and system port.
+
+A pod is a Dynamo worker here when it carries `nvidia.com/dynamo-component-type` and declares
+a container port named `system` (9090 as the operator builds it). While its container runs,
+the pod's address serves what a Dynamo worker's system server answers and the operator or the
+probes call (`/health`, `/live`, `/engine/v1/load_lora`, `/engine/v1/unload_lora`; see
+`worker_routes`).
+
+The kubelet drives it (`sync` on every look at a pod, `stop` when the pod is gone): the
+endpoint appears when the container starts, disappears when it stops, and a restarted
+container starts with no adapters, as a real engine's memory would. Tests read each pod's
+adapters and calls (`loaded`, `calls`) and set faults (`faults`, see `worker_faults`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from typing import Any
+
+import structlog
+from aiohttp import web
+
+from .addresses import PodAddresses
+from .worker_faults import Fault, Faults
+from .worker_routes import Call, WorkerEndpoint, worker_app
+
+Json = dict[str, Any]
+Key = tuple[str, ...]
+log = structlog.get_logger("localcluster.workers")
+
+COMPONENT_TYPE_LABEL = "nvidia.com/dynamo-component-type"
+SYSTEM_PORT_NAME = "system"
+#: Tries to find a pod address whose system port no other process on this host holds.
+_ADDRESS_TRIES = 64
+#: Stopped endpoints kept for tests to read.
+_HISTORY = 1000
+
+
+def system_port(pod: Json) -> int | None:
+    """The system port of a Dynamo worker pod; None for any other pod."""
+    if COMPONENT_TYPE_LABEL not in ((pod.get("metadata") or {}).get("labels") or {}):
+        return None
+    for container in (pod.get("spec") or {}).get("containers") or ():
+        for port in container.get("ports") or ():
+            if port.get("name") == SYSTEM_PORT_NAME and port.get("containerPort"):
+                return int(port["containerPort"])
+    return None
+
+
+def _bound(ip: str, port: int, reuse: bool = False) -> socket.socket | None:
+    """A socket bound to the address (not listening yet), or None when it is taken.
+
+    While bound, another local cluster's attempt at the address fails, so two clusters on
+    one host never hand the same worker address out (both count pods from 127.0.1.1).
+    `reuse` (a restarted container) binds despite the last run's closing connections."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    if reuse:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((ip, port))
+    except OSError:
+        sock.close()
+        return None
+    # Set after the bind: the run's closed connections (TIME_WAIT) then let a restart bind.
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    return sock
+
+
+class Workers:
+    """Every simulated worker endpoint of one cluster; owns their server tasks."""
+
+    def __init__(self) -> None:
+        self.endpoints: dict[Key, WorkerEndpoint] = {}
+        #: Endpoints that stopped, kept so tests can read what they received.
+        self.history: list[WorkerEndpoint] = []
+        self.faults = Faults()
+        #: Addresses held for worker pods that are not running yet, by pod key.
+        self._reserved: dict[Key, socket.socket] = {}
+
+    # --- the kubelet's side ----------------------------------------------------------------
+
+    def allocate(self, pod: Json, addresses: PodAddresses) -> str:
+        """A pod address; for a worker, one whose system port is free on this host (other
+        local clusters may run beside this one), held until the worker serves on it."""
+        port = system_port(pod)
+        if port is None:
+            return addresses.allocate()
+        meta = pod["metadata"]
+        skipped: list[str] = []
+        try:
+            for _ in range(_ADDRESS_TRIES):
+                ip = addresses.allocate()
+                sock = _bound(ip, port)
+                if sock is not None:
+                    self._unreserve((meta["namespace"], meta["name"]))
+                    self._reserved[(meta["namespace"], meta["name"])] = sock
+                    return ip
+                skipped.append(ip)
+            return addresses.allocate()
+        finally:
+            for ip in skipped:
+                addresses.release(ip)
+
+    def sync(self, key: Key, pod: Json, ip: str, running: bool, restarts: int) -> None:
+        """Serve while the pod's container runs; a new run starts with an empty engine."""
+        current = self.endpoints.get(key)
+        uid = str(pod["metadata"].get("uid", ""))
+        if current is not None and (not running or current.restarts != restarts
+                                    or current.uid != uid or current.ip != ip):
+            self.stop(key)
+            current = None
+        port = system_port(pod)
+        if not running or current is not None or port is None:
+            return
+        meta = pod["metadata"]
+        endpoint = WorkerEndpoint(namespace=meta["namespace"], name=meta["name"], uid=uid,
+                                  labels=dict(meta.get("labels") or {}), ip=ip, port=port,
+                                  restarts=restarts)
+        reserved = self._reserved.pop(key, None)
+        sock = reserved if reserved is not None and reserved.getsockname() == (ip, port) \
+            else _bound(ip, port, reuse=True)
+        if reserved is not None and sock is not reserved:
+            reserved.close()
+        if sock is None:
+            log.warning("worker endpoint cannot listen: address taken", pod=meta["name"],
+                        ip=ip, port=port)
+            return
+        sock.listen(128)
+        sock.setblocking(False)
+        endpoint.task = asyncio.get_running_loop().create_task(
+            self._serve(endpoint, sock), name=f"worker {meta['namespace']}/{meta['name']}")
+        self.endpoints[key] = endpoint
+
+    def stop(self, key: Key) -> None:
+        """The container stopped or the pod is gone: its endpoint disappears."""
+        self._unreserve(key)
+        endpoint = self.endpoints.pop(key, None)
+        if endpoint is None:
+            return
+        self.history.append(endpoint)
+        del self.history[:-_HISTORY]
+        if endpoint.task is not None:
+            endpoint.task.cancel()
+
+    def _unreserve(self, key: Key) -> None:
+        sock = self._reserved.pop(key, None)
+        if sock is not None:
+            sock.close()
+
+    async def close(self) -> None:
+        """Stop every endpoint and wait for their servers to close."""
+        tasks = [e.task for e in [*self.endpoints.values(), *self.history]
+                 if e.task is not None and not e.task.done()]
+        for key in [*self.endpoints, *self._reserved]:
+            self.stop(key)
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # --- the test's side -------------------------------------------------------------------
+
+    def endpoint(self, namespace: str, name: str) -> WorkerEndpoint | None:
+        return next((e for e in self.endpoints.values()
+                     if e.namespace == namespace and e.name == name), None)
+
+    def loaded(self, namespace: str, name: str) -> set[str]:
+        """The adapters the pod's running engine holds (empty when it is not running)."""
+        endpoint = self.endpoint(namespace, name)
+        return set(endpoint.loras) if endpoint is not None else set()
+
+    def calls(self, namespace: str | None = None, path: str | None = None) -> list[Call]:
+        """Calls received by workers (of one namespace, on one path), stopped ones included."""
+        everyone = [*self.history, *self.endpoints.values()]
+        return [c for e in everyone if namespace is None or e.namespace == namespace
+                for c in e.calls if path is None or c.path == path]
+
+    def set_fault(self, namespace: str, fault: Fault, *, name: str | None = None,
+                  selector: str | None = None) -> None:
+        """Make one pod (`name`) or the pods matching `selector` (all if neither) misbehave."""
+        self.faults.add(namespace, fault, name=name, selector=selector)
+
+    # --- serving ---------------------------------------------------------------------------
+
+    async def _serve(self, endpoint: WorkerEndpoint, sock: socket.socket) -> None:
+        runner = web.AppRunner(worker_app(endpoint, self.faults), handle_signals=False,
+                               access_log=None, shutdown_timeout=0.1)
+        await runner.setup()
+        try:
+            await web.SockSite(runner, sock).start()
+            await asyncio.Event().wait()
+        finally:
+            with contextlib.suppress(Exception):
+                await runner.cleanup()
+            sock.close()
+
+

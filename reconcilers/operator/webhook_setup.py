@@ -1,0 +1,213 @@
+"""Webhook wiring: the admission server of our kinds on every replica, its certificate, and
+(outside a cluster) its ValidatingWebhookConfiguration.
+
+* In a cluster, the API server reaches the replicas through the webhook Service, and the
+  ValidatingWebhookConfiguration comes with the install. Its certificate is the mounted one
+  (`--webhook-cert-dir` holding `tls.crt`/`tls.key`, from cert-manager say), or else one the
+  operator makes and keeps itself in a Secret, injecting its CA into that configuration's
+  caBundle (`controller.webhook_certs`).
+* With `--webhook-url URL` (a local process, the quickstart, e2e), the operator also creates and
+  keeps the configuration itself, `clientConfig.url` being URL plus each path, with the CA of
+  its certificate. Replicas on one host share the port (SO_REUSEPORT), so one going away leaves
+  the others answering.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import datetime
+import ipaddress
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import structlog
+
+from controller.client import KubeClient
+from controller.errors import ApiError, Conflict, NotFound
+from controller.manager import Manager
+from controller.webhook import TLSConfig, WebhookMetrics, WebhookServer
+from controller.webhook_certs import (
+    VALIDATING_WEBHOOK_CONFIGURATIONS,
+    ManagedCertificates,
+    MountedCertificates,
+)
+from reconcilers.operator.admission import WEBHOOKS, AdmissionPolicy, handler_for
+
+log = structlog.get_logger("reconcilers.operator.webhooks")
+
+Json = dict[str, Any]
+
+__all__ = ["WebhookSettings", "desired_configuration", "operator_identity", "set_up_webhooks"]
+
+SELF_SUBJECT_REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+
+
+@dataclass(frozen=True)
+class WebhookSettings:
+    """What the flags say about webhooks."""
+
+    port: int = 9443
+    cert_dir: Path = Path("/tmp/k8s-webhook-server/serving-certs")
+    url: str = ""
+    namespace: str = "default"
+    service_name: str = "dynamo-operator-webhook-service"
+    secret_name: str = "dynamo-operator-webhook-server-cert"
+    configuration_name: str = "dynamo-operator-validating"
+    cert_validity: float = 365 * 24 * 3600.0
+    #: Only this namespace is validated (namespace-restricted mode).
+    restricted_namespace: str | None = None
+    failure_policy: str = "Fail"
+
+
+async def operator_identity(client: KubeClient) -> str | None:
+    """The username the operator's own requests carry (SelfSubjectReview), or None."""
+    try:
+        review = await client.request("POST", SELF_SUBJECT_REVIEWS, body={
+            "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
+    except (ApiError, OSError, TimeoutError) as err:
+        log.warning("cannot read the operator's own identity", error=str(err))
+        return None
+    username = ((review.get("status") or {}).get("userInfo") or {}).get("username")
+    return str(username) if username else None
+
+
+def _names(settings: WebhookSettings) -> tuple[list[str], list[str]]:
+    """The DNS names and IP addresses the serving certificate is for."""
+    if settings.url:
+        host = urlsplit(settings.url).hostname or "localhost"
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            return [host], []
+        return ["localhost"], [host]
+    svc, ns = settings.service_name, settings.namespace
+    return [f"{svc}.{ns}.svc", f"{svc}.{ns}.svc.cluster.local", f"{svc}.{ns}", svc], []
+
+
+async def set_up_webhooks(manager: Manager, settings: WebhookSettings,
+                          skip_namespace: Callable[[str], bool] = lambda _: False,
+                          ) -> WebhookServer:
+    """Register the webhook server, its certificate source and (with a URL) the configuration
+    keeper as runnables of `manager`; /readyz waits for the server. Objects of namespaces
+    `skip_namespace` names are admitted unchecked."""
+    policy = AdmissionPolicy(operator_identity=await operator_identity(manager.client),
+                             namespace_restricted=settings.restricted_namespace is not None,
+                             skip_namespace=skip_namespace)
+    tls = TLSConfig()
+    server = WebhookServer(tls, WebhookMetrics(manager.metrics.registry), port=settings.port,
+                           reuse_port=True)
+    for webhook in WEBHOOKS:
+        server.register(webhook.path, handler_for(webhook, policy))
+    ca_bundle: Callable[[], bytes | None]
+    managed_ca = False
+    if MountedCertificates.present(settings.cert_dir):
+        mounted = MountedCertificates(settings.cert_dir, tls)
+        mounted.load()
+        manager.add_runnable("webhook certificates", mounted.run)
+        ca_file = settings.cert_dir / "ca.crt"
+        ca_bundle = lambda: ca_file.read_bytes() if ca_file.is_file() else None  # noqa: E731
+        log.info("webhook certificate mounted", directory=str(settings.cert_dir))
+    else:
+        dns_names, ips = _names(settings)
+        managed = ManagedCertificates(
+            manager.client, tls, settings.namespace, settings.secret_name, dns_names, ips,
+            configurations=(settings.configuration_name,),
+            validity=datetime.timedelta(seconds=settings.cert_validity),
+            ca_validity=datetime.timedelta(seconds=settings.cert_validity * 10))
+        manager.add_runnable("webhook certificates", managed.run)
+        ca_bundle = lambda: managed.ca_pem or None  # noqa: E731
+        managed_ca = True
+    manager.add_runnable("webhook server", server.run)
+    manager.add_readiness_check(lambda: server.ready)
+    if settings.url:
+        keeper = ConfigurationKeeper(manager.client, settings, ca_bundle,
+                                     interval=min(10.0, max(0.5, settings.cert_validity / 10)),
+                                     keeps_ca_bundle=not managed_ca)
+        manager.add_runnable("webhook configuration", keeper.run)
+    return server
+
+
+def desired_configuration(settings: WebhookSettings, ca_pem: bytes | None) -> Json:
+    """Our ValidatingWebhookConfiguration, calling `settings.url` plus each path."""
+    if settings.restricted_namespace:
+        selector: Json = {"matchLabels": {
+            "kubernetes.io/metadata.name": settings.restricted_namespace}}
+    else:
+        selector = {"matchExpressions": [{"key": "kubernetes.io/metadata.name",
+                                          "operator": "NotIn", "values": ["kube-system"]}]}
+    webhooks = []
+    for webhook in WEBHOOKS:
+        client_config: Json = {"url": settings.url.rstrip("/") + webhook.path}
+        if ca_pem:
+            client_config["caBundle"] = base64.b64encode(ca_pem).decode()
+        webhooks.append({
+            "name": webhook.name, "clientConfig": client_config,
+            "rules": [{"apiGroups": ["nvidia.com"], "apiVersions": ["v1alpha1"],
+                       "operations": ["CREATE", "UPDATE"], "resources": [webhook.plural],
+                       "scope": "Namespaced"}],
+            "failurePolicy": settings.failure_policy, "matchPolicy": "Equivalent",
+            "sideEffects": "None", "admissionReviewVersions": ["v1"], "timeoutSeconds": 10,
+            "namespaceSelector": selector, "objectSelector": {}})
+    return {"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "ValidatingWebhookConfiguration",
+            "metadata": {"name": settings.configuration_name,
+                         "labels": {"app.kubernetes.io/managed-by": "dynamo-operator"}},
+            "webhooks": webhooks}
+
+
+@dataclass
+class ConfigurationKeeper:
+    """Creates our ValidatingWebhookConfiguration and puts it back when it drifts."""
+
+    client: KubeClient
+    settings: WebhookSettings
+    ca_bundle: Callable[[], bytes | None]
+    interval: float = 10.0
+    #: False when `ManagedCertificates` keeps the caBundle: then a live one is left alone.
+    keeps_ca_bundle: bool = True
+
+    async def run(self) -> None:
+        while True:
+            delay = self.interval
+            try:
+                if not await self.ensure():
+                    delay = 0.2
+            except (ApiError, OSError, TimeoutError) as err:
+                log.warning("cannot keep the webhook configuration", error=str(err))
+                delay = 1.0
+            await asyncio.sleep(delay)
+
+    async def ensure(self) -> bool:
+        """Write the configuration if it differs; False while the CA is not known yet."""
+        ca_pem = self.ca_bundle()
+        if ca_pem is None:
+            return False
+        desired = desired_configuration(self.settings, ca_pem)
+        name = self.settings.configuration_name
+        try:
+            live = await self.client.get(VALIDATING_WEBHOOK_CONFIGURATIONS, None, name)
+        except NotFound:
+            try:
+                await self.client.create(VALIDATING_WEBHOOK_CONFIGURATIONS, desired)
+                log.info("webhook configuration created", name=name)
+            except Conflict:
+                pass
+            return True
+        if not self.keeps_ca_bundle:
+            live_bundles = {w.get("name"): (w.get("clientConfig") or {}).get("caBundle")
+                            for w in live.get("webhooks") or []}
+            for hook in desired["webhooks"]:
+                if live_bundles.get(hook["name"]):
+                    hook["clientConfig"]["caBundle"] = live_bundles[hook["name"]]
+        if live.get("webhooks") != desired["webhooks"]:
+            desired["metadata"] = {**live["metadata"], **desired["metadata"]}
+            try:
+                await self.client.update(VALIDATING_WEBHOOK_CONFIGURATIONS, desired)
+                log.info("webhook configuration updated", name=name)
+            except Conflict:
+                return False
+        return True

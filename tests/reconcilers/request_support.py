@@ -1,0 +1,116 @@
+"""Helpers of the DGDR controller tests: requests, and the profiler's part played by hand.
+
+Without the simulation nothing runs the profiling Job, so a test finishes it itself: it writes
+the output ConfigMap the copier would write and the Job status the Job controller would.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from controller.client import KubeClient
+from controller.resource import Resource
+from reconcilers.machinery.resources import CONFIG_MAPS, JOBS, PODS
+
+Json = dict[str, Any]
+
+NS = "t"
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
+EVENTS = Resource("", "v1", "events", "Event")
+NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
+
+
+def request(name: str = "r", **spec: Any) -> Json:
+    """A DGDR for Qwen on vLLM with a small SLA; `spec` entries override or add fields."""
+    body: Json = {
+        "model": "Qwen/Qwen3-0.6B", "backend": "vllm",
+        "profilingConfig": {"profilerImage": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.0",
+                            "config": {"sla": {"ttft": 100, "itl": 1500}}},
+    }
+    body.update(spec)
+    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeploymentRequest",
+            "metadata": {"name": name, "namespace": NS}, "spec": body}
+
+
+def generated_graph(name: str = "qwen-disagg") -> Json:
+    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+            "metadata": {"name": name, "labels": {"from": "profiler"}},
+            "spec": {"services": {
+                "Frontend": {"componentType": "frontend", "replicas": 1},
+                "decode": {"componentType": "worker", "subComponentType": "decode",
+                           "replicas": 1,
+                           "resources": {"limits": {"gpu": "1"}}}}}}
+
+
+def extra_config_map(name: str = "planner-profile-data") -> Json:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+            "data": {"prefill.json": "{}"}}
+
+
+def stream(*docs: Json) -> str:
+    return "\n---\n".join(yaml.safe_dump(d, sort_keys=False) for d in docs)
+
+
+async def write_output(client: KubeClient, dgdr: str, data: dict[str, str]) -> None:
+    """The output ConfigMap as the copier writes it."""
+    await client.create(CONFIG_MAPS, {
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": f"dgdr-output-{dgdr}", "namespace": NS,
+                     "labels": {"dgdr.nvidia.com/name": dgdr,
+                                "nvidia.com/managed-by": "dynamo-operator"}},
+        "data": data})
+
+
+async def finish_job(client: KubeClient, dgdr: str, *, ok: bool = True,
+                     message: str = "Job has reached the specified backoff limit") -> Json:
+    """Mark the profiling Job Complete (or Failed) as the Job controller does."""
+    now = "2026-01-01T00:00:00Z"
+    ctype = "Complete" if ok else "Failed"
+    reason = "CompletionsReached" if ok else "BackoffLimitExceeded"
+    status = {"conditions": [{"type": ctype, "status": "True", "reason": reason,
+                              "message": message, "lastTransitionTime": now,
+                              "lastProbeTime": now}],
+              "startTime": now, **({"completionTime": now, "succeeded": 1} if ok
+                                   else {"failed": 4})}
+    return await client.patch(JOBS, NS, f"profile-{dgdr}", {"status": status},
+                              subresource="status")
+
+
+async def failed_pod(client: KubeClient, job: Json, name: str, exit_code: int = 1) -> None:
+    """A profiling pod of `job` whose profiler container exited with `exit_code`."""
+    template = job["spec"]["template"]
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": NS,
+                        "labels": template["metadata"]["labels"],
+                        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job",
+                                             "name": job["metadata"]["name"],
+                                             "uid": job["metadata"]["uid"],
+                                             "controller": True}]},
+           "spec": template["spec"]}
+    await client.create(PODS, pod)
+    term = {"exitCode": exit_code, "reason": "Error", "startedAt": "2026-01-01T00:00:00Z",
+            "finishedAt": "2026-01-01T00:00:01Z"}
+    statuses = [{"name": c["name"], "image": c["image"], "imageID": "", "ready": False,
+                 "restartCount": 0, "state": {"terminated": term}}
+                for c in template["spec"]["containers"]]
+    await client.patch(PODS, NS, name, {"status": {"phase": "Failed",
+                                                   "containerStatuses": statuses}},
+                       subresource="status")
+
+
+async def events_of(client: KubeClient, name: str) -> list[Json]:
+    items = (await client.list(EVENTS, NS))["items"]
+    return [e for e in items if e["involvedObject"].get("name") == name
+            and e["involvedObject"].get("kind") == "DynamoGraphDeploymentRequest"]
+
+
+async def reasons_of(client: KubeClient, name: str) -> list[str]:
+    return [e["reason"] for e in await events_of(client, name)]
+
+
+def profile_config_of(job: Json) -> Json:
+    args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+    loaded: Json = yaml.safe_load(args[args.index("--profile-config") + 1])
+    return loaded

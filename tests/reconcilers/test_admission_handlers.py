@@ -1,0 +1,104 @@
+"""The validating handlers of our kinds: create and update rules, replica ownership by
+identity, warnings, and what is always admitted."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from api.v1alpha1 import DynamoGraphDeployment, DynamoModel
+from controller.webhook import AdmissionRequest
+from reconcilers.operator.admission import WEBHOOKS, AdmissionPolicy, decide
+
+Json = dict[str, Any]
+OPERATOR = "system:serviceaccount:dynamo-system:dynamo-operator"
+POLICY = AdmissionPolicy(operator_identity=OPERATOR)
+
+
+def _dgd(**service: Any) -> Json:
+    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+            "metadata": {"name": "g", "namespace": "ns"},
+            "spec": {"backendFramework": "vllm", "services": {"Frontend": {
+                "componentType": "frontend", "replicas": 1, **service}}}}
+
+
+def _request(obj: Json | None, old: Json | None = None, user: str = "alice",
+             operation: str | None = None) -> AdmissionRequest:
+    op = operation or ("UPDATE" if old is not None else "CREATE")
+    return AdmissionRequest(uid="u", operation=op, resource="dynamographdeployments",
+                            subresource="", name="g", namespace="ns", username=user,
+                            groups=(), object=obj, old_object=old, dry_run=False, raw={})
+
+
+def test_paths_and_names_are_the_originals() -> None:
+    assert [w.path for w in WEBHOOKS] == [
+        "/validate-nvidia-com-v1alpha1-dynamocomponentdeployment",
+        "/validate-nvidia-com-v1alpha1-dynamographdeployment",
+        "/validate-nvidia-com-v1alpha1-dynamographdeploymentrequest",
+        "/validate-nvidia-com-v1alpha1-dynamomodel"]
+    assert WEBHOOKS[1].name == "vdynamographdeployment.kb.io"
+
+
+def test_an_invalid_create_is_refused_naming_the_field() -> None:
+    response = decide(DynamoGraphDeployment, _request(_dgd(replicas=-1)), POLICY)
+    assert not response.allowed and response.code == 422
+    assert "spec.services.Frontend.replicas" in response.message
+
+
+def test_backend_framework_is_immutable() -> None:
+    new = _dgd()
+    new["spec"]["backendFramework"] = "sglang"
+    response = decide(DynamoGraphDeployment, _request(new, _dgd()), POLICY)
+    assert not response.allowed
+    assert "spec.backendFramework: is immutable" in response.message
+
+
+def test_adapter_owned_replicas_change_only_by_the_operator_or_a_planner() -> None:
+    old = _dgd(scalingAdapter={"enabled": True})
+    new = copy.deepcopy(old)
+    new["spec"]["services"]["Frontend"]["replicas"] = 3
+    refused = decide(DynamoGraphDeployment, _request(new, old, "alice"), POLICY)
+    assert not refused.allowed
+    assert "spec.services.Frontend.replicas: cannot be changed directly" in refused.message
+    assert decide(DynamoGraphDeployment, _request(new, old, OPERATOR), POLICY).allowed
+    planner = "system:serviceaccount:team:planner-serviceaccount"
+    assert decide(DynamoGraphDeployment, _request(new, old, planner), POLICY).allowed
+    assert not decide(DynamoGraphDeployment, _request(new, old, ""), POLICY).allowed
+    # Without a known identity, the original's operator ServiceAccount is trusted.
+    legacy = "system:serviceaccount:x:rel-dynamo-operator-controller-manager"
+    assert decide(DynamoGraphDeployment, _request(new, old, legacy), AdmissionPolicy()).allowed
+    assert not decide(DynamoGraphDeployment, _request(new, old, legacy), POLICY).allowed
+
+
+def test_deprecations_are_warnings() -> None:
+    response = decide(DynamoGraphDeployment, _request(_dgd(dynamoNamespace="x")), POLICY)
+    assert response.allowed
+    assert any(w.startswith("spec.services.Frontend.dynamoNamespace: deprecated")
+               for w in response.warnings)
+
+
+def test_terminating_updates_and_deletes_are_admitted() -> None:
+    old = _dgd()
+    old["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    old["metadata"]["finalizers"] = ["nvidia.com/finalizer"]
+    new = copy.deepcopy(old)
+    new["spec"]["backendFramework"] = "sglang"
+    new["metadata"]["finalizers"] = []
+    assert decide(DynamoGraphDeployment, _request(new, old), POLICY).allowed
+    assert decide(DynamoGraphDeployment, _request(None, old, operation="DELETE"),
+                  POLICY).allowed
+
+
+def test_model_fields_are_immutable() -> None:
+    old: Json = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoModel",
+                 "metadata": {"name": "m", "namespace": "ns"},
+                 "spec": {"modelName": "m", "baseModelName": "base", "modelType": "base"}}
+    new = copy.deepcopy(old)
+    new["spec"]["baseModelName"] = "other"
+    response = decide(DynamoModel, _request(new, old), POLICY)
+    assert not response.allowed and "spec.baseModelName" in response.message
+
+
+def test_namespaces_of_another_operator_are_admitted_unchecked() -> None:
+    policy = AdmissionPolicy(operator_identity=OPERATOR, skip_namespace=lambda ns: ns == "ns")
+    assert decide(DynamoGraphDeployment, _request(_dgd(replicas=-1)), policy).allowed
