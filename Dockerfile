@@ -28,6 +28,6 @@ ENV PATH=/opt/dynamo-operator/bin:$PATH \
     PYTHONUNBUFFERED=1
 COPY --from=build /opt/dynamo-operator /opt/dynamo-operator
 USER 65532:65532
-# metrics, health probes
-EXPOSE 8080 8081
+# metrics, health probes, admission webhooks
+EXPOSE 8080 8081 9443
 ENTRYPOINT ["dynamo-operator"]

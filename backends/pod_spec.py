@@ -46,6 +46,7 @@ def generate_pod_spec(
 ) -> Json:
     """The pod spec of `role` pods of a component."""
     user = main_container_of(spec)
+    _check_image(user.get("image"))
     backend = frameworks.resolve(
         spec.component_type,
         list(user.get("command") or []),
@@ -68,6 +69,14 @@ def generate_pod_spec(
     backend.update_pod_spec(pod, backend_ctx)
     canonical_pod_spec(pod)
     return pod
+
+
+def _check_image(image: object) -> None:
+    """An image reference is a string (a missing one is left to the API server, which
+    refuses the workload naming the field; `render` shows such specs as they are)."""
+    if image is not None and not isinstance(image, str):
+        raise GenerationError("extraPodSpec.mainContainer.image: must be a string, got "
+                              f"{type(image).__name__}")
 
 
 def _main_container(spec: DynamoComponentDeploymentSharedSpec, user: Json, ctx: PodContext) -> Json:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .client import KubeClient
 from .errors import NotFound
-from .informer import Informer, Transform, WatchSettings, strip_managed_fields
+from .informer import Informer, Transform, WatchSettings, compact_object
 from .resource import Resource
 from .store import IndexFunc
 
@@ -32,7 +32,7 @@ class Cache:
 
     def __init__(self, client: KubeClient, *, namespace: str | None = None,
                  settings: WatchSettings | None = None,
-                 transform: Transform | None = strip_managed_fields,
+                 transform: Transform | None = compact_object,
                  by_object: Mapping[Resource, Transform] | None = None) -> None:
         self.client = client
         self.namespace = namespace

@@ -91,7 +91,21 @@ _NETWORK_ERRORS = (aiohttp.ClientError, TimeoutError, OSError)
 
 def is_transient(err: BaseException) -> bool:
     """Throttling (429), a server error (5xx), a timeout or a refused or broken connection:
-    retrying later can succeed, and nothing about the object is wrong."""
+    retrying later can succeed, and nothing about the object is wrong. A create refused
+    because the namespace is being deleted counts too: nothing is wrong with the object,
+    which goes with its namespace, and the retry finds it gone."""
     if isinstance(err, ApiError):
-        return err.code == 429 or err.code >= 500
+        return err.code == 429 or err.code >= 500 or is_namespace_terminating(err)
     return isinstance(err, _NETWORK_ERRORS)
+
+
+def is_namespace_terminating(err: ApiError) -> bool:
+    """A create refused because its namespace is being deleted (403 with the cause
+    NamespaceTerminating) or is gone already (404 naming the namespace)."""
+    details = err.status.get("details") or {}
+    if err.code == 404:
+        return details.get("kind") == "namespaces"
+    if err.code != 403:
+        return False
+    return any(isinstance(c, dict) and c.get("reason") == "NamespaceTerminating"
+               for c in details.get("causes") or [])

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -73,6 +74,53 @@ def strip_managed_fields(obj: Json) -> Json:
     if meta and "managedFields" in meta:
         obj = {**obj, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
     return obj
+
+
+#: Strings up to this length are shared between cached objects (keys, label values, reasons);
+#: longer ones (messages, hashes of one object) rarely repeat.
+_SHARED_STRING_MAX = 64
+
+
+def _compact_value(value: Any) -> Any:
+    kind = type(value)
+    if kind is str:
+        return sys.intern(value) if len(value) <= _SHARED_STRING_MAX else value
+    if kind is dict:
+        return _compact_dict(value)
+    if kind is list:
+        return [_compact_value(v) for v in value]
+    return value
+
+
+def _compact_dict(obj: Json) -> Json:
+    # One call per container, not per leaf: this runs for every cached object of every event.
+    out: Json = {}
+    intern, limit = sys.intern, _SHARED_STRING_MAX
+    for key, value in obj.items():
+        kind = type(value)
+        if kind is str:
+            if len(value) <= limit:
+                value = intern(value)
+        elif kind is dict:
+            value = _compact_dict(value)
+        elif kind is list:
+            value = [_compact_value(v) for v in value]
+        out[intern(key)] = value
+    return out
+
+
+def compact(obj: Json) -> Json:
+    """A copy of `obj` whose keys and short strings are shared with every other cached object.
+
+    Each object decoded from a watch event has its own copy of every key ("metadata",
+    "labels", "nvidia.com/dynamo-component", ...); held for thousands of objects, these copies
+    are about half of the cache's memory. Equal in every way to `obj`."""
+    return _compact_dict(obj)
+
+
+def compact_object(obj: Json) -> Json:
+    """The default transform: `strip_managed_fields`, then `compact`."""
+    return compact(strip_managed_fields(obj))
 
 
 class Informer:

@@ -27,7 +27,7 @@ from .cache import Cache
 from .client import ClientConfig, KubeClient
 from .controller import Controller
 from .handlers import Mapper, requests_for_object, requests_for_owner
-from .informer import Transform, WatchSettings, strip_managed_fields
+from .informer import Transform, WatchSettings, compact_object
 from .leader_election import LeaderElectionConfig, LeaderElector
 from .metrics import Metrics
 from .ratelimit import RateLimiter
@@ -57,7 +57,7 @@ class ManagerConfig:
     #: Restrict every informer to one namespace (None: all namespaces).
     namespace: str | None = None
     #: What every cached object goes through, unless `by_object` names its resource.
-    transform: Transform | None = strip_managed_fields
+    transform: Transform | None = compact_object
     #: A resource's own transform, replacing `transform` (controller-runtime's ByObject).
     by_object: dict[Resource, Transform] = field(default_factory=dict)
     status_host: str = "0.0.0.0"
@@ -66,6 +66,8 @@ class ManagerConfig:
     #: serves /metrics on the status port. The status server then serves only the probes.
     metrics_host: str = "0.0.0.0"
     metrics_port: int | None = None
+    #: False: no /metrics at all (controller-runtime's `--metrics-bind-address=0`).
+    metrics_enabled: bool = True
     leader_election: LeaderElectionConfig | None = None
     graceful_shutdown_timeout: float = 30.0
     cache_sync_timeout: float = 120.0
@@ -87,7 +89,10 @@ class Manager:
         self._runnables: list[tuple[str, Callable[[], Awaitable[None]]]] = []
         self._readiness: list[Callable[[], bool]] = []
         self.metrics_server: StatusServer | None = None
-        if config.metrics_port is None:
+        if not config.metrics_enabled:
+            self.status = StatusServer(metrics.registry, self._ready, config.status_host,
+                                       config.status_port, paths=PROBE_PATHS)
+        elif config.metrics_port is None:
             self.status = StatusServer(metrics.registry, self._ready, config.status_host,
                                        config.status_port)
         else:
@@ -172,6 +177,20 @@ class Manager:
         """The port /metrics is served on (the status port unless separate)."""
         return (self.metrics_server or self.status).port
 
+    def _servers(self) -> list[StatusServer]:
+        return [s for s in (self.status, self.metrics_server) if s is not None]
+
+    async def start_servers(self) -> None:
+        """Serve /healthz, /readyz and /metrics now, before `run` (which keeps them): a
+        process still starting is alive and not ready. `stop_servers` undoes it when `run`
+        is never called."""
+        for server in self._servers():
+            await server.start()
+
+    async def stop_servers(self) -> None:
+        for server in self._servers():
+            await server.stop()
+
     def _ready(self) -> bool:
         return self.cache.has_synced and all(check() for check in self._readiness)
 
@@ -180,11 +199,10 @@ class Manager:
     async def run(self) -> None:
         """Run until `stop()`; raises LeadershipLost if the lease was lost."""
         self._log.info("starting manager")
-        servers = [s for s in (self.status, self.metrics_server) if s is not None]
+        servers = self._servers()
         clean = False
         try:
-            for server in servers:
-                await server.start()
+            await self.start_servers()
             informers = asyncio.create_task(self.cache.run(), name="cache")
             # The cache only ends by cancellation; if it dies anyway, stop everything.
             informers.add_done_callback(self._on_cache_exit)

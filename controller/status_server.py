@@ -31,6 +31,9 @@ class StatusServer:
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> None:
+        """Serve; a second call while serving does nothing."""
+        if self._runner is not None:
+            return
         app = web.Application()
         handlers = {"healthz": self._healthz, "readyz": self._readyz, "metrics": self._metrics}
         for path in self.paths:

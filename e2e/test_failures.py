@@ -26,7 +26,9 @@ async def test_worker_never_ready_is_named(env: Env, operator: OperatorProcess) 
     await env.k("apply", "-f", "-", stdin=graph("stuck", {
         "resources": {"limits": {"gpu": "1"}},
         "extraPodMetadata": {"annotations": {"localcluster.dev/ready": "false"}}}))
-    cond = await env.wait_reason("stuck", "VllmWorker: 0/1 replicas ready")
+    # Named with its counts; which rollout step the pending message shows is progress, not
+    # rewritten at every step (issue 20: at most one intermediate status per object).
+    cond = await env.wait_reason("stuck", "VllmWorker: 0/1 replicas")
     assert cond["reason"] == "some_resources_are_not_ready", cond
 
     async def only_worker() -> bool:  # once the frontend is ready, only the worker is named

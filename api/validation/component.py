@@ -16,7 +16,7 @@ from api.v1alpha1 import (
     Resources,
     VolumeMount,
 )
-from api.validation import values
+from api.validation import kube_values, values
 
 # The only backend with a default compilation-cache mount point.
 CACHE_DEFAULT_BACKEND = "vllm"
@@ -59,8 +59,41 @@ def validate_component(
         errors += values.required(f"{path}.modelRef.name", spec.model_ref.name)
     for i, env in enumerate(spec.envs or []):
         errors += values.required(f"{path}.envs[{i}].name", env.get("name"))
+        errors += kube_values.env_var(f"{path}.envs[{i}]", env)
     errors += values.name(f"{path}.envFromSecret", spec.env_from_secret, names.is_dns1123_subdomain)
     errors += _epp(spec, path)
+    errors += _passed_on(spec, path)
+    return errors
+
+
+def _passed_on(spec: DynamoComponentDeploymentSharedSpec, path: str) -> list[FieldError]:
+    """What the component's objects carry as given: labels, annotations, int32 counts, the
+    main container and the free-form pod spec, by Kubernetes' rules."""
+    errors = kube_values.label_map(f"{path}.labels", spec.labels)
+    # Both become label values of the component's objects and pods.
+    if spec.component_type:
+        errors += kube_values.label_value(f"{path}.componentType", spec.component_type)
+    if spec.service_name:
+        errors += kube_values.label_value(f"{path}.serviceName", spec.service_name)
+    errors += kube_values.annotation_map(f"{path}.annotations", spec.annotations)
+    errors += kube_values.int32(f"{path}.replicas", spec.replicas)
+    if spec.multinode is not None:
+        errors += kube_values.int32(f"{path}.multinode.nodeCount", spec.multinode.node_count)
+    if spec.extra_pod_metadata is not None:
+        meta = spec.extra_pod_metadata
+        errors += kube_values.label_map(f"{path}.extraPodMetadata.labels", meta.labels)
+        errors += kube_values.annotation_map(f"{path}.extraPodMetadata.annotations",
+                                          meta.annotations)
+    if spec.ingress is not None:
+        errors += kube_values.label_map(f"{path}.ingress.labels", spec.ingress.labels)
+        errors += kube_values.annotation_map(f"{path}.ingress.annotations",
+                                          spec.ingress.annotations)
+    extra = spec.extra_pod_spec
+    if extra is not None:
+        if extra.main_container is not None:
+            errors += kube_values.container(f"{path}.extraPodSpec.mainContainer",
+                                            extra.main_container, main=True)
+        errors += kube_values.pod_spec(f"{path}.extraPodSpec", extra.pod_spec)
     return errors
 
 
@@ -73,7 +106,8 @@ def component_warnings(spec: DynamoComponentDeploymentSharedSpec, path: str) -> 
         warnings.append(
             FieldError(
                 f"{path}.componentType",
-                f'"{kind}" has no defaults of its own; the generic component defaults apply '
+                f"{kube_values.shown(kind)} has no defaults of its own; the generic component "
+                "defaults apply "
                 "(no ports, probes or service account are added; known types: "
                 f"{', '.join(t for t in COMPONENT_TYPES if t not in GENERIC_TYPES)})",
             )

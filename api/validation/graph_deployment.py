@@ -13,7 +13,7 @@ from api.v1alpha1 import (
     DynamoGraphDeployment,
     Restart,
 )
-from api.validation import values
+from api.validation import kube_values, values
 from api.validation.component import component_warnings, validate_component
 
 MAX_SERVICES = 25
@@ -32,10 +32,12 @@ def validate_graph_deployment(dgd: DynamoGraphDeployment) -> list[FieldError]:
     elif len(services) > MAX_SERVICES:
         errors.append(FieldError("spec.services", f"must have at most {MAX_SERVICES} services"))
     errors += _case_collisions(dgd.metadata.get("name") or "", services)
+    errors += _graph_name(dgd.metadata.get("name") or "")
     errors += values.one_of("spec.backendFramework", spec.backend_framework, BACKEND_FRAMEWORKS)
     errors += _pvcs(spec.pvcs or [])
     for i, env in enumerate(spec.envs or []):
         errors += values.required(f"spec.envs[{i}].name", env.get("name"))
+        errors += kube_values.env_var(f"spec.envs[{i}]", env)
     if spec.restart is not None:
         errors += _restart(spec.restart, services)
     graph_name = dgd.metadata.get("name") or ""
@@ -96,6 +98,19 @@ def _case_collisions(
     return errors
 
 
+def _graph_name(graph_name: str) -> list[FieldError]:
+    """The graph's name starts the names of its Services (`<graph>-<service>`), which are
+    RFC 1035 labels: no dots, a letter first."""
+    if not graph_name:
+        return []
+    return [
+        FieldError("metadata.name", f"{kube_values.shown(graph_name)}: {message} (it begins "
+                                    "the names of the "
+                                    "graph's Services, which are RFC 1035 labels)")
+        for message in names.is_dns1035_label(graph_name)
+    ]
+
+
 def _pvcs(pvcs: list[PVC]) -> list[FieldError]:
     errors = []
     if len(pvcs) > MAX_PVCS:
@@ -141,7 +156,7 @@ def _restart(
         return [*errors, FieldError(path, "cannot be set when the strategy type is Parallel")]
     errors += values.duplicates(path, order)
     errors += [
-        FieldError(f"{path}[{i}]", f'unknown service "{name}"')
+        FieldError(f"{path}[{i}]", f'unknown service "{kube_values.clip(name)}"')
         for i, name in enumerate(order)
         if name not in services
     ]

@@ -96,9 +96,38 @@ def _profiling_config(path: str, config: ProfilingConfigSpec) -> list[FieldError
             f"{path}.configMapRef.name", config.config_map_ref.name, names.is_dns1123_subdomain
         )
     errors += values.name(f"{path}.outputPVC", config.output_pvc, names.is_dns1123_subdomain)
+    if isinstance(config.config, dict):
+        errors += _profile_config(f"{path}.config", config.config)
     for part in ("requests", "limits"):
         amounts = (config.resources or {}).get(part) or {}
         if isinstance(amounts, dict):
             for resource, amount in amounts.items():
                 errors += values.quantity(f"{path}.resources.{part}.{resource}", amount)
+    return errors
+
+
+#: Sections of the profiler's config that are mappings, and the SLA targets (milliseconds).
+_PROFILE_SECTIONS = ("sla", "hardware", "sweep", "deployment", "engine", "planner")
+_SLA_TARGETS = ("ttft", "itl", "isl", "osl")
+
+
+def _profile_config(path: str, config: dict[str, object]) -> list[FieldError]:
+    """The parts of the free-form profiler config whose shape the profiler relies on: its
+    sections are mappings and the SLA targets positive numbers."""
+    errors = []
+    for section in _PROFILE_SECTIONS:
+        value = config.get(section)
+        if value is not None and not isinstance(value, dict):
+            errors.append(FieldError(f"{path}.{section}", "must be a mapping"))
+    sla = config.get("sla")
+    if isinstance(sla, dict):
+        for target in _SLA_TARGETS:
+            value = sla.get(target)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                errors.append(FieldError(f"{path}.sla.{target}", "must be a number"))
+            elif not 0 < value < 1e9:
+                errors.append(FieldError(f"{path}.sla.{target}",
+                                         "must be a positive number below 1e9"))
     return errors

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from api.errors import FieldError
 from api.quantity import QuantityError, parse_quantity
+from api.validation.kube_values import clip
 
 _WHOLE_NUMBER = re.compile(r"[0-9]+")
 
@@ -23,7 +24,7 @@ def one_of(path: str, value: str | None, allowed: Sequence[str]) -> list[FieldEr
     if value is None or value in allowed:
         return []
     supported = ", ".join(f'"{a}"' for a in allowed)
-    return [FieldError(path, f'unsupported value "{value}"; supported values: {supported}')]
+    return [FieldError(path, f'unsupported value "{clip(value)}"; supported values: {supported}')]
 
 
 def at_least(path: str, value: int | None, minimum: int) -> list[FieldError]:
@@ -40,7 +41,7 @@ def quantity(
     try:
         amount = parse_quantity(value)
     except QuantityError:
-        message = f"must be a Kubernetes quantity such as 500m or 10Gi, got {value!r}"
+        message = f"must be a Kubernetes quantity such as 500m or 10Gi, got {clip(value)!r}"
         return [FieldError(path, message)]
     if amount < 0 and not allow_negative:
         return [FieldError(path, "must be >= 0")]
@@ -52,7 +53,7 @@ def gpu_count(path: str, value: str | None, *, positive: bool) -> list[FieldErro
     if value is None:
         return []
     if not _WHOLE_NUMBER.fullmatch(value):
-        return [FieldError(path, f"must be a whole number of GPUs, got {value!r}")]
+        return [FieldError(path, f"must be a whole number of GPUs, got {clip(value)!r}")]
     if positive and int(value) == 0:
         return [FieldError(path, "must be a whole number of GPUs greater than 0")]
     return []
@@ -62,7 +63,7 @@ def name(path: str, value: str | None, check: Callable[[str], list[str]]) -> lis
     """Run a names.is_* check; an empty or missing value is left to `required`."""
     if not value:
         return []
-    return [FieldError(path, f"{value!r}: {message}") for message in check(value)]
+    return [FieldError(path, f"{clip(value)!r}: {message}") for message in check(value)]
 
 
 def duplicates(path: str, values: Iterable[str]) -> list[FieldError]:
@@ -71,7 +72,7 @@ def duplicates(path: str, values: Iterable[str]) -> list[FieldError]:
     errors = []
     for i, value in enumerate(values):
         if value in seen:
-            errors.append(FieldError(f"{path}[{i}]", f'duplicate value "{value}"'))
+            errors.append(FieldError(f"{path}[{i}]", f'duplicate value "{clip(value)}"'))
         seen.add(value)
     return errors
 

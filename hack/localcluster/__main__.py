@@ -36,6 +36,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="multiply every simulated delay (pod start, readiness, ...)")
     parser.add_argument("--bookmark-interval", type=float, default=60.0,
                         help="seconds between watch bookmarks")
+    parser.add_argument("--authorization-mode", choices=("AlwaysAllow", "RBAC"),
+                        default="AlwaysAllow",
+                        help="AlwaysAllow (default) or RBAC: authorize every request against"
+                             " Roles, ClusterRoles and their bindings, as kube-apiserver does")
+    parser.add_argument("--enable-admission-plugins", default="", metavar="PLUGIN[,PLUGIN...]",
+                        help="admission plugins that are off by default:"
+                             " OwnerReferencesPermissionEnforcement (needs RBAC)")
     return parser.parse_args(argv)
 
 
@@ -56,7 +63,10 @@ def simulation_config(args: argparse.Namespace) -> SimulationConfig | None:
 async def serve(args: argparse.Namespace) -> None:
     config = ClusterConfig(host=args.host, port=args.port, data_dir=args.data_dir,
                            bookmark_interval=args.bookmark_interval,
-                           simulation=simulation_config(args))
+                           simulation=simulation_config(args),
+                           authorization_mode=args.authorization_mode,
+                           enable_admission_plugins=tuple(
+                               p for p in args.enable_admission_plugins.split(",") if p))
     if args.token:
         config.token = args.token
     elif args.data_dir is not None:

@@ -4,7 +4,8 @@ Every token names a user (`users.UserInfo`): the kubeconfig's is the cluster adm
 `add_user` makes more (a ServiceAccount's identity for an operator, say). A SelfSubjectReview
 (POST authentication.k8s.io/v1 selfsubjectreviews) answers who a token is; discovery does not
 list that group, so `kubectl auth whoami` does not use it. The identity reaches admission
-webhooks as `userInfo`.
+webhooks as `userInfo`. `rbac` adds ServiceAccount tokens (TokenRequest), impersonation,
+access reviews and, with `authorization_mode="RBAC"`, the RBAC authorizer.
 
 `LocalCluster` is the one public entry: start it in-process (tests) or through
 `python -m hack.localcluster` (developers, e2e), then point any Kubernetes client at the
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import re
 import secrets
 import tempfile
 import traceback
@@ -28,7 +30,7 @@ import structlog
 import yaml
 from aiohttp import web
 
-from . import admission, discovery, tls
+from . import admission, discovery, protobuf, rbac, tls
 from .errors import ApiError
 from .faults import CONTROL_PATH, Faults
 from .http_api import USER_KEY, ResourceApi, WatchSettings
@@ -45,6 +47,7 @@ log = structlog.get_logger("localcluster")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 SELF_SUBJECT_REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+_TOKEN_REQUEST = re.compile(r"/api/v1/namespaces/([^/]+)/serviceaccounts/([^/]+)/token")
 DEFAULT_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
@@ -63,6 +66,10 @@ class ClusterConfig:
     simulation: SimulationConfig | None = None
     #: Seed of the request faults' random choices.
     fault_seed: int | None = None
+    #: kube-apiserver's --authorization-mode: "AlwaysAllow" or "RBAC" (see `rbac`).
+    authorization_mode: str = "AlwaysAllow"
+    #: Admission plugins off by default that are on (OwnerReferencesPermissionEnforcement).
+    enable_admission_plugins: tuple[str, ...] = ()
 
 
 class LocalCluster:
@@ -84,6 +91,17 @@ class LocalCluster:
         self.webhooks = admission.Webhooks(self.storage, self.registry)
         self.api.webhooks = self.webhooks
         self.users: dict[str, UserInfo] = {self.config.token: ADMIN}
+        if self.config.authorization_mode not in rbac.AUTHORIZATION_MODES:
+            raise ValueError(f"unknown authorization mode {self.config.authorization_mode!r}")
+        unknown = set(self.config.enable_admission_plugins) - {rbac.OWNER_REFERENCES_PLUGIN}
+        if unknown:
+            raise ValueError(f"unknown admission plugins {sorted(unknown)}")
+        #: The RBAC authorizer (None: every authenticated request is allowed).
+        self.authorizer = (rbac.Authorizer(self.storage)
+                           if self.config.authorization_mode == "RBAC" else None)
+        self.tokens = rbac.ServiceAccountTokens(self.storage, self.config.token)
+        if self.authorizer is not None:
+            self.webhooks.guard = self._check_rbac_write
         self._runner: web.AppRunner | None = None
         self._workdir = Path(tempfile.mkdtemp(prefix="localcluster-"))
         self.certs = tls.load_or_generate(self.config.data_dir / "pki" if self.config.data_dir
@@ -94,6 +112,9 @@ class LocalCluster:
 
     async def start(self) -> None:
         self._bootstrap()
+        if self.authorizer is not None:
+            rbac.bootstrap(self.ops)
+            rbac.Aggregation(self.ops).start()
         self.controllers.restore()
         self.controllers.start()
         if self.simulation is not None:
@@ -200,7 +221,13 @@ class LocalCluster:
             if request.path not in ("/healthz", "/livez", "/readyz") and user is None:
                 raise ApiError(401, "Unauthorized", "Unauthorized")
             if user is not None:
+                user = rbac.impersonated(self.authorizer, user, request.headers,
+                                         request.headers.getall("Impersonate-Group", []))
                 request[USER_KEY] = user
+                if self.authorizer is not None and not request.path.startswith(
+                        "/localcluster/"):  # the test bed's own controls are not the API
+                    self.authorizer.check_request(user, rbac.request_attributes(
+                        request.method, request.path, dict(request.query)))
             await self.faults.intercept(request, verb, resource, namespace)
             response = await handler(request)
             code = response.status
@@ -231,7 +258,19 @@ class LocalCluster:
         for known, user in self.users.items():
             if secrets.compare_digest(token, known):
                 return user
-        return None
+        return self.tokens.authenticate(token)
+
+    def _check_rbac_write(self, user: UserInfo, attrs: admission.Attributes,
+                          obj: dict[str, Any] | None, old: dict[str, Any] | None) -> None:
+        if self.authorizer is None:
+            return
+        if rbac.OWNER_REFERENCES_PLUGIN in self.config.enable_admission_plugins:
+            rbac.check_owner_references(self.authorizer, self.registry, user, attrs.rt,
+                                        attrs.operation, attrs.namespace, attrs.name,
+                                        attrs.subresource, obj, old)
+        if attrs.rt.group == "rbac.authorization.k8s.io":
+            self.authorizer.check_write(user, attrs.rt.plural, attrs.operation, attrs.namespace,
+                                        obj, old)
 
     async def _route(self, request: web.Request) -> web.StreamResponse:
         path = request.path.rstrip("/") or "/"
@@ -256,6 +295,14 @@ class LocalCluster:
                 "kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
                 "metadata": {"creationTimestamp": None},
                 "status": {"userInfo": user.to_json()}}, status=201)
+        if request.method == "POST" and path in (rbac.ACCESS_REVIEWS, rbac.RULES_REVIEWS):
+            review = rbac.access_review if path == rbac.ACCESS_REVIEWS else rbac.rules_review
+            return web.json_response(review(self.authorizer, request[USER_KEY],
+                                            await _json_body(request)), status=201)
+        token_request = _TOKEN_REQUEST.fullmatch(path)
+        if token_request and request.method == "POST":
+            return web.json_response(self.tokens.request(
+                token_request[1], token_request[2], await _json_body(request)), status=201)
         if path == "/api" or path.startswith(("/api/", "/apis")):
             return await self.api.handle(request)
         if path == CONTROL_PATH:
@@ -267,6 +314,17 @@ class LocalCluster:
                 ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2",
                  "/openapi/v3", "/readyz", "/version"])})
         raise ApiError(404, "NotFound", "the server could not find the requested resource")
+
+
+async def _json_body(request: web.Request) -> Any:
+    raw = await request.read()
+    if request.content_type == protobuf.CONTENT_TYPE:
+        return protobuf.decode_body(raw)
+    try:
+        return json.loads(raw or b"{}")
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ApiError(400, "BadRequest", f"couldn't get version/kind; json parse error: {err}"
+                       ) from None
 
 
 def _bound_port(site: web.TCPSite) -> int:

@@ -18,6 +18,7 @@ from typing import Any
 
 from backends import constants
 from controller.cache import Cache
+from controller.informer import compact
 from controller.reconcile import Request
 from reconcilers.machinery.availability import (
     CONTAINER_FAILURE_REASONS,
@@ -42,7 +43,8 @@ _MAX_MESSAGE = 300
 
 
 def trim_pod(pod: Json) -> Json:
-    """The cached form of a Pod: metadata, node and status (container states), no spec."""
+    """The cached form of a Pod: metadata, node and status (container states), no spec;
+    compacted (keys and short strings shared between cached objects)."""
     meta = pod.get("metadata") or {}
     status = pod.get("status") or {}
     trimmed_status: Json = {k: status[k] for k in _KEPT_STATUS if k in status}
@@ -59,7 +61,7 @@ def trim_pod(pod: Json) -> Json:
     node = (pod.get("spec") or {}).get("nodeName")
     if node:
         trimmed["spec"] = {"nodeName": node}
-    return trimmed
+    return compact(trimmed)
 
 
 def component_of(pod: Json) -> str | None:

@@ -4,15 +4,18 @@ Ingress, and whether it is available.
 A reconcile, from the cached DCD alone (level-based; it never depends on the event that woke
 it):
 
-1. Gone: stop. Terminating: release the finalizer and stop; a terminating DCD never gets
-   children created or updated.
+1. Gone: stop. Terminating: release our finalizer if it carries one and stop; a terminating
+   DCD never gets children created or updated.
 2. Invalid spec (conversion or api.validation): condition `Valid=False` naming the field,
    a Warning event when that is news, and stop *without* an error: retrying cannot help until
    the spec changes, and a spec change is a new event.
-3. Finalizer, then the children (component_children): create, update on drift, prune.
+3. The finalizer only where a cleanup exists (`needs_finalizer`: etcd discovery keys; with
+   Kubernetes discovery owner references clean up), then the children (component_children):
+   create, update on drift, prune.
 4. Status: `Valid`, `Available` (component_readiness, plus the first stuck pod's story),
    `DynamoComponentReady` (mirrors Available), `service`, `observedGeneration`; written only
-   when it changed.
+   when it changed, and while not available only when more than messages and rollout counts
+   moved (`machinery.progress`).
 
 Events: the ChildWriter's create/update/delete events, and Warnings when a failure condition
 first appears. A no-op reconcile makes no write and no event.
@@ -28,10 +31,13 @@ from api.errors import InvalidObject
 from api.load import load_valid
 from api.v1alpha1 import DynamoComponentDeployment
 from api.validation import warnings
+from backends import constants
 from backends.children import DesiredChildren
+from backends.context import discovery_backend
 from backends.errors import GenerationError
 from backends.mpi_secret import component_needs_mpi_secret
 from backends.multinode import node_count
+from backends.settings import OperatorSettings
 from controller.errors import ApiError, Conflict, NotFound, TerminalError, is_transient
 from controller.informer import Transform
 from controller.manager import Manager
@@ -64,6 +70,7 @@ from reconcilers.machinery.conditions import get_condition, set_condition
 from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
 from reconcilers.machinery.finalizer import ensure_finalizer, is_deleting, release_finalizer
 from reconcilers.machinery.mpi_secret import mpi_source
+from reconcilers.machinery.progress import only_progress
 from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
     DEPLOYMENTS,
@@ -135,7 +142,8 @@ class ComponentDeploymentReconciler:
             return None
         if is_deleting(obj):
             # Kubernetes discovery needs no cleanup; the original's etcd key removal applies
-            # only to the etcd backend, which this operator does not write to.
+            # only to the etcd backend, which this operator does not write to. A finalizer an
+            # older version added to every DCD is released here too.
             await release_finalizer(client, COMPONENT_DEPLOYMENTS, obj)
             return None
         status = copy.deepcopy(obj.get("status") or {})
@@ -152,7 +160,8 @@ class ComponentDeploymentReconciler:
         notes = "; ".join(str(w) for w in warnings(dcd))
         valid = Cond(VALID, True, "ValidationPassed",
                      f"{KIND} spec is valid" + (f"; warnings: {notes}" if notes else ""))
-        obj = await ensure_finalizer(client, COMPONENT_DEPLOYMENTS, obj)
+        if needs_finalizer(dcd, self.ctx.settings):
+            obj = await ensure_finalizer(client, COMPONENT_DEPLOYMENTS, obj)
         try:
             namespace = str(obj["metadata"]["namespace"])
             # A DCD of its own brings the MPI SSH Secret its pods mount (a graph's, its graph).
@@ -243,12 +252,32 @@ class ComponentDeploymentReconciler:
         elif set_service:
             # Never an empty ServiceReplicaStatus: its "" kind is outside the CRD's enum.
             status.pop("service", None)
+        if _only_progress(obj.get("status") or {}, status):
+            return
         if await write_status(self.ctx.client, COMPONENT_DEPLOYMENTS, obj, status) is None:
             return
         for c in conds:
             if c.reason in WARNING_REASONS and _changed(get_condition(old_conditions, c.type),
                                                         get_condition(conditions, c.type) or {}):
                 await self.recorder.warning(obj, c.reason, c.message)
+
+
+def _only_progress(current: Json, status: Json) -> bool:
+    """A DCD not yet available whose status moved only in messages and rollout counts (see
+    machinery.progress); a failure's message is news and always written."""
+    available = get_condition(status.get("conditions"), AVAILABLE) or {}
+    return (available.get("status") == "False"
+            and available.get("reason") not in WARNING_REASONS
+            and only_progress(current, status))
+
+
+def needs_finalizer(dcd: DynamoComponentDeployment, settings: OperatorSettings) -> bool:
+    """Whether deleting the DCD has something to clean up (spec §1.1): its etcd keys under
+    `/<dynamoNamespace>/components/<serviceName>`, with the etcd discovery backend and both
+    names set. With Kubernetes discovery, owner references and garbage collection do it all."""
+    spec = dcd.spec
+    return (discovery_backend(spec, settings) == constants.DISCOVERY_ETCD
+            and bool(spec.dynamo_namespace) and bool(spec.service_name))
 
 
 def register(manager: Manager, ctx: OperatorContext) -> None:

@@ -122,7 +122,8 @@ def _counts(replica_status: Json | None, desired: int) -> tuple[bool, bool, str]
         ready_count = replica_status.get("availableReplicas")
     ready = int(ready_count or 0)
     if updated < desired or replicas > updated:
-        return False, True, f"{updated}/{desired} replicas updated, {ready} ready"
+        # Nothing running yet is a start, not a rolling update.
+        return False, replicas > 0, f"{updated}/{desired} replicas updated, {ready} ready"
     if ready < desired:
         return False, False, f"{ready}/{desired} replicas ready"
     return True, False, ""

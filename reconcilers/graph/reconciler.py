@@ -3,11 +3,12 @@ PVCs, scaling adapters and RBAC, and reports one state for all of them.
 
 A reconcile, computed from the cluster alone:
 
-1. the graph is gone → nothing; terminating → drop our finalizer and stop (garbage collection
-   removes the children; nothing is created or updated for a terminating graph);
+1. the graph is gone → nothing; terminating → drop the finalizer an older operator version
+   added, if any, and stop (garbage collection removes the children; nothing is created or
+   updated for a terminating graph);
 2. invalid spec → state `failed`, Ready reason `ValidationFailed` naming the fields; no retry
    until the spec changes;
-3. finalizer `nvidia.com/finalizer`;
+3. no finalizer: a graph has nothing to clean up that owner references do not (spec §1.1);
 4. what runs now is observed (restart tokens, readiness) and the restart planned (restart);
 5. the whole desired set comes from one pure call (`backends.graph_children`: planner and EPP
    RBAC, the MPI SSH Secret's copy (source read by `machinery.mpi_secret`), PVCs, scaling adapters,
@@ -17,7 +18,8 @@ A reconcile, computed from the cluster alone:
 6. what the user must fix (a missing PVC or MPI Secret, a name taken by someone else's object,
    a graph this cluster cannot run) is a `failed` state and a TerminalError; API errors are
    retried;
-7. status written only when it differs, then one event if the state changed.
+7. status written only when it differs, and while pending only when more than messages and
+   rollout counts moved (`machinery.progress`), then one event if the state changed.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from reconcilers.graph.path import WorkloadPath
 from reconcilers.graph.readiness import ServiceReadiness
 from reconcilers.graph.restart import plan_restart
 from reconcilers.graph.status import (
+    PENDING,
     RECONCILE_FAILED,
     VALIDATION_FAILED,
     Verdict,
@@ -55,8 +58,9 @@ from reconcilers.graph.status import (
 )
 from reconcilers.machinery.children import ChildWriter
 from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
-from reconcilers.machinery.finalizer import ensure_finalizer, is_deleting, release_finalizer
+from reconcilers.machinery.finalizer import is_deleting, release_finalizer
 from reconcilers.machinery.mpi_secret import mpi_source
+from reconcilers.machinery.progress import only_progress
 from reconcilers.machinery.resources import (
     GRAPH_DEPLOYMENTS,
     PERSISTENT_VOLUME_CLAIMS,
@@ -98,7 +102,6 @@ class GraphDeploymentReconciler:
             await self._finish(live, live, verdict, None, _restart_of(live))
             return None
         before = live
-        live = await ensure_finalizer(self.ctx.client, GRAPH_DEPLOYMENTS, live)
         try:
             live, verdict, readiness, restart = await self._sync(live, dgd)
         except TerminalError as problem:
@@ -158,8 +161,9 @@ class GraphDeploymentReconciler:
         """Write the status if it changed; then the event of the transition, if any."""
         generation = int(live["metadata"].get("generation") or 0)
         status = graph_status(live.get("status"), verdict, generation, readiness, restart)
-        if status == (live.get("status") or {}):
-            return
+        current = live.get("status") or {}
+        if status == current or (verdict.state == PENDING and only_progress(current, status)):
+            return  # unchanged, or only a pending graph's messages and rollout counts moved
         await self._save_status(live, status)
         event = transition_event(before.get("status"), status)
         if event is not None:

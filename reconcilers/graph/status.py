@@ -15,7 +15,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconcilers.graph.readiness import ServiceReadiness
-from reconcilers.machinery.availability import CAPACITY_REASONS, IMAGE_PULL_REASONS
+from reconcilers.machinery.availability import (
+    CAPACITY_REASONS,
+    FAILURE_REASONS,
+    IMAGE_PULL_REASONS,
+)
 from reconcilers.machinery.conditions import get_condition, set_condition
 
 Json = dict[str, Any]
@@ -57,6 +61,9 @@ def summarize(services: Iterable[ServiceReadiness]) -> Verdict:
         items.append(f"{item} ({s.problem})" if s.problem else item)
     message = "Resources not ready: " + "; ".join(items)
     problems = {s.problem_reason for s in waiting}
+    if problems & FAILURE_REASONS:
+        # A component that failed for good (its spec is refused, say): the graph has failed.
+        return Verdict(FAILED, RECONCILE_FAILED, message)
     if problems & IMAGE_PULL_REASONS:
         reason = IMAGE_PULL_FAILED
     elif problems & CAPACITY_REASONS:

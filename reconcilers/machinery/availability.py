@@ -27,6 +27,10 @@ VALIDATION_FAILED = "ValidationFailed"
 GENERATION_FAILED = "GenerationFailed"
 RECONCILE_FAILED = "ReconcileFailed"
 NAME_CONFLICT = "NameConflict"
+#: The component controller's failures that only a new spec (or someone else's action) ends:
+#: a graph with such a component has failed, it is not pending.
+FAILURE_REASONS = frozenset({VALIDATION_FAILED, GENERATION_FAILED, RECONCILE_FAILED,
+                             NAME_CONFLICT})
 
 #: Reasons that only say "not ready yet": nothing worth repeating to users.
 NOT_READY_YET = frozenset({"", DEPLOYMENT_NOT_READY, SOME_LWS_NOT_READY, "Reconciling",

@@ -28,10 +28,11 @@ import structlog
 from backends.children import Child, DesiredChildren, Kind, Write
 from controller.cache import Cache
 from controller.client import KubeClient
-from controller.errors import AlreadyExists, NotFound
+from controller.errors import AlreadyExists, ApiError, NotFound, TerminalError
 from controller.events import EventRecorder
 from controller.resource import Resource
 from controller.store import OWNER_UID_INDEX
+from reconcilers.machinery.availability import RECONCILE_FAILED
 from reconcilers.machinery.resources import resource_for
 
 Json = dict[str, Any]
@@ -43,6 +44,22 @@ GENERATION_ANNOTATION = "nvidia.com/last-applied-generation"
 #: Parts of a child we never copy from the desired object on update (status: the server's).
 _NOT_SPEC_FIELDS = ("metadata", "apiVersion", "kind", "status")
 log = structlog.get_logger("reconcilers.children")
+
+
+_REFUSED_DETAIL_LIMIT = 2000
+
+
+def refused_message(obj: Json, err: ApiError) -> str:
+    """What the API server refused in a child, field by field, from its Status causes."""
+    causes = [c for c in (err.status.get("details") or {}).get("causes") or []
+              if isinstance(c, dict)]
+    parts = [f"{c['field']}: {c.get('message', '')}" if c.get("field") else
+             str(c.get("message", "")) for c in causes]
+    detail = "; ".join(parts) if parts else (err.message or err.reason)
+    if len(detail) > _REFUSED_DETAIL_LIMIT:  # the server quotes values whole, however long
+        detail = detail[:_REFUSED_DETAIL_LIMIT] + f"... ({len(detail)} characters)"
+    name = (obj.get("metadata") or {}).get("name", "")
+    return f'{obj.get("kind", "object")} "{name}" refused by the API server ({err.code}): {detail}'
 
 
 class Outcome(enum.Enum):
@@ -164,7 +181,14 @@ class ChildWriter:
         if synced.missing:
             return synced
         for child in desired.children:
-            applied = await self._write(parent, child)
+            try:
+                applied = await self._write(parent, child)
+            except ApiError as err:
+                if err.code not in (400, 422):
+                    raise
+                # The server refuses what the spec renders to: only a new spec can help.
+                raise TerminalError(refused_message(child.obj, err),
+                                    reason=RECONCILE_FAILED) from None
             synced.live[(child.kind, child.name)] = (
                 applied.live if applied.outcome is not Outcome.NOT_OWNED else None)
             if applied.outcome is Outcome.NOT_OWNED:
@@ -325,8 +349,10 @@ class ChildWriter:
 
     async def _create(self, parent: Json, resource: Resource, desired: Json,
                       wanted_hash: str) -> Applied:
-        obj = copy.deepcopy(desired)
-        meta = obj["metadata"]
+        # The desired object is built afresh for this reconcile: only the metadata we add to
+        # is copied.
+        meta = {**desired["metadata"]}
+        obj = {**desired, "metadata": meta}
         meta["ownerReferences"] = [owner_reference(parent)]
         meta["annotations"] = {**(meta.get("annotations") or {}),
                                HASH_ANNOTATION: wanted_hash, GENERATION_ANNOTATION: "1"}

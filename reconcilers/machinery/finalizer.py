@@ -1,4 +1,7 @@
-"""The `nvidia.com/finalizer` of DGDs, DCDs, DGDRs and DynamoModels.
+"""The `nvidia.com/finalizer` of the objects whose deletion has a cleanup: DGDRs, DynamoModels
+(LoRA unload) and DCDs with the etcd discovery backend (their keys). DGDs and other DCDs get
+none, since owner references and garbage collection clean up after them; they only release
+one an older operator version added.
 
 A reconcile first calls `ensure_finalizer`; for an object being deleted it runs its cleanup and
 then `release_finalizer`. Both write with a JSON patch guarded by a `test` of the finalizer list
@@ -11,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.client import KubeClient
+from controller.errors import NotFound
 from controller.resource import Resource
 
 Json = dict[str, Any]
@@ -49,8 +53,12 @@ async def ensure_finalizer(client: KubeClient, resource: Resource, obj: Json) ->
 
 
 async def release_finalizer(client: KubeClient, resource: Resource, obj: Json) -> None:
-    """Remove our finalizer (after cleanup), leaving any others in place."""
+    """Remove our finalizer (after cleanup), leaving any others in place; an object gone
+    already (the cache was behind) has nothing left to release."""
     if not has_finalizer(obj):
         return
     finalizers = [f for f in obj["metadata"].get("finalizers") or [] if f != FINALIZER]
-    await _set_finalizers(client, resource, obj, finalizers)
+    try:
+        await _set_finalizers(client, resource, obj, finalizers)
+    except NotFound:
+        return

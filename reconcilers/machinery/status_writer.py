@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.client import KubeClient
+from controller.errors import NotFound
 from controller.resource import Resource
 
 Json = dict[str, Any]
@@ -18,15 +19,19 @@ Json = dict[str, Any]
 
 async def write_status(client: KubeClient, resource: Resource, obj: Json,
                        status: Json) -> Json | None:
-    """Make `obj`'s status equal to `status`; the updated object, or None if unchanged."""
+    """Make `obj`'s status equal to `status`; the updated object, or None if unchanged or if
+    the object is gone (deleted while it was reconciled: its delete event ends the story)."""
     current = obj.get("status") or {}
     if current == status:
         return None
     meta = obj["metadata"]
     patch = {"metadata": {"resourceVersion": meta["resourceVersion"]},
              "status": merge_patch(current, status)}
-    return await client.patch(resource, meta.get("namespace"), meta["name"], patch,
-                              subresource="status")
+    try:
+        return await client.patch(resource, meta.get("namespace"), meta["name"], patch,
+                                  subresource="status")
+    except NotFound:
+        return None
 
 
 def merge_patch(current: Json, desired: Json) -> Json:

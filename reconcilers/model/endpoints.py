@@ -18,6 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from backends import constants, naming
+from controller.informer import Transform, compact, compact_object
+from controller.resource import Resource
+from reconcilers.machinery.resources import ENDPOINT_SLICES
 
 Json = dict[str, Any]
 
@@ -51,6 +54,27 @@ def labelled_key(obj: Json) -> list[str]:
     meta = obj.get("metadata") or {}
     digest = (meta.get("labels") or {}).get(constants.LABEL_BASE_MODEL_HASH)
     return [hash_key(str(meta.get("namespace", "")), digest)] if digest else []
+
+
+#: What the cache keeps of an EndpointSlice that serves no model: enough to be listed,
+#: watched and deleted (name, namespace, uid, resourceVersion), nothing more.
+_STUB_METADATA = ("name", "namespace", "uid", "resourceVersion")
+
+
+def trim_endpoint_slice(obj: Json) -> Json:
+    """The cached form of an EndpointSlice: whole (without managedFields) when it carries the
+    base-model label this controller reads, else a stub. Slices of every Service in the
+    cluster come through the informer; only the labelled ones are ever read."""
+    meta = obj.get("metadata") or {}
+    if constants.LABEL_BASE_MODEL_HASH in (meta.get("labels") or {}):
+        return compact_object(obj)
+    return compact({"apiVersion": obj.get("apiVersion", "discovery.k8s.io/v1"),
+                    "kind": "EndpointSlice",
+                    "metadata": {k: meta[k] for k in _STUB_METADATA if k in meta}})
+
+
+#: How the cache must hold what this controller reads (see trim_endpoint_slice).
+CACHE_TRANSFORMS: dict[Resource, Transform] = {ENDPOINT_SLICES: trim_endpoint_slice}
 
 
 def hash_key(namespace: str, digest: str) -> str:

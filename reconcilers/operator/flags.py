@@ -54,7 +54,8 @@ class OperatorOptions:
     renew_deadline: float = LeaderElectionConfig.renew_deadline
     retry_period: float = LeaderElectionConfig.retry_period
     health_probe_address: Address = field(default_factory=lambda: Address("", 8081))
-    metrics_address: Address = field(default_factory=lambda: Address("", 8080))
+    #: None: metrics off (`--metrics-bind-address=0`, as controller-runtime has it).
+    metrics_address: Address | None = field(default_factory=lambda: Address("", 8080))
     default_workers: int = 1
     workers: dict[str, int] = field(default_factory=dict)
     discovery_backend: str = OperatorSettings.discovery_backend
@@ -83,6 +84,8 @@ class OperatorOptions:
     #: The namespace-scope marker Lease of restricted mode (seconds).
     namespace_scope_lease_duration: float = 30.0
     namespace_scope_lease_renew_interval: float = 10.0
+    #: How long start-up waits for the nvidia.com CRDs to be served before exiting (seconds).
+    crd_wait: float = 60.0
     #: Admission webhooks (off: the controllers still validate and report in status).
     enable_webhooks: bool = False
     webhook_port: int = 9443
@@ -130,6 +133,11 @@ def parse_address(text: str) -> Address:
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         raise argparse.ArgumentTypeError(f"invalid address {text!r} (use host:port or :port)")
     return Address(host.strip("[]"), int(port))
+
+
+def parse_metrics_address(text: str) -> Address | None:
+    """A bind address, or "0": no metrics server (":0" is still a free port)."""
+    return None if text == "0" else parse_address(text)
 
 
 def parse_tristate(text: str) -> str:
@@ -218,6 +226,8 @@ def build_parser() -> argparse.ArgumentParser:
     cluster.add_argument("--restricted-namespace", "--restrictedNamespace",
           dest="restricted_namespace", default="",
           help="watch and reconcile only this namespace (default: cluster-wide)")
+    cluster.add_argument("--crd-wait", type=parse_duration, default=_D.crd_wait,
+          help="how long start-up waits for the nvidia.com CRDs before exiting [%(default)gs]")
 
     election = p.add_argument_group("leader election")
     _bool_flag(election, "--leader-elect", True,
@@ -237,9 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
     servers = p.add_argument_group("servers")
     servers.add_argument("--health-probe-bind-address", type=parse_address,
           default=_D.health_probe_address, help="address of /healthz and /readyz [:8081]")
-    servers.add_argument("--metrics-bind-address", type=parse_address,
+    servers.add_argument("--metrics-bind-address", type=parse_metrics_address,
           default=_D.metrics_address,
-          help="address of /metrics [:8080]")
+          help="address of /metrics; 0 turns metrics off [:8080]")
 
     hooks = p.add_argument_group("admission webhooks")
     _bool_flag(hooks, "--enable-webhooks", False,
@@ -411,6 +421,7 @@ def parse_options(argv: Sequence[str]) -> OperatorOptions:
         webhook_cert_validity=a.webhook_cert_validity,
         namespace_scope_lease_duration=a.namespace_scope_lease_duration,
         namespace_scope_lease_renew_interval=a.namespace_scope_lease_renew_interval,
+        crd_wait=a.crd_wait,
         unsupported=[dest for dest in (_dest(f) for f in (*_UNSUPPORTED_BOOL_FLAGS,
                                                           *_UNUSED_VALUE_FLAGS))
                      if getattr(a, dest)],

@@ -1,7 +1,9 @@
 """The operator process, the composition root: flags -> settings -> manager -> controllers.
 
-Start-up: parse and check the flags (exit 2 on a bad one), configure logging, connect, read
-which optional APIs the cluster serves (exit 1 when a flag forces one that is missing),
+Start-up: parse and check the flags (exit 2 on a bad one), configure logging, connect, serve
+the probes (/readyz false until the controllers are registered), wait for the nvidia.com CRDs
+and read which optional APIs the cluster serves, retrying transient errors (`startup`; exit 1
+on refused credentials, CRDs still missing after `--crd-wait`, or a flag forcing a missing API),
 register every controller of `registry.REGISTRATIONS` on one manager, and run it until
 SIGTERM/SIGINT (exit 0 after a clean stop: workers finish, the lease is released) or until the
 lease is lost (exit 1, so the pod restarts as a candidate). The namespace mode wraps the run
@@ -20,6 +22,7 @@ import structlog
 
 from backends.settings import OperatorSettings
 from controller.client import ClientConfig
+from controller.controller import CacheSyncTimeout
 from controller.errors import ApiError
 from controller.http import HttpClient
 from controller.leader_election import LeaderElectionConfig
@@ -40,9 +43,11 @@ from reconcilers.operator.api_discovery import (
 )
 from reconcilers.operator.api_discovery import served_apis as read_served_apis
 from reconcilers.operator.flags import OperatorOptions, parse_options
+from reconcilers.operator.metrics import OperatorMetrics, instrument_controllers
 from reconcilers.operator.namespace_lease import MarkerLeaseConfig, NamespaceScopeLost
 from reconcilers.operator.namespace_scope import NamespaceScope
 from reconcilers.operator.registry import REGISTRATIONS, cache_transforms
+from reconcilers.operator.startup import CannotStart, wait_for_crds, with_retries
 from reconcilers.operator.version import OPERATOR_NAME, VERSION
 from reconcilers.operator.webhook_setup import WebhookSettings, set_up_webhooks
 
@@ -75,8 +80,9 @@ def manager_config(options: OperatorOptions) -> ManagerConfig:
         namespace=options.restricted_namespace,
         status_host=options.health_probe_address.host or "0.0.0.0",
         status_port=options.health_probe_address.port,
-        metrics_host=options.metrics_address.host or "0.0.0.0",
-        metrics_port=options.metrics_address.port,
+        metrics_host=(options.metrics_address.host if options.metrics_address else "") or "0.0.0.0",
+        metrics_port=options.metrics_address.port if options.metrics_address else None,
+        metrics_enabled=options.metrics_address is not None,
         by_object=cache_transforms(),
         leader_election=election)
 
@@ -139,12 +145,20 @@ async def run(options: OperatorOptions) -> int:
     except Exception as err:  # kubeconfig missing or unreadable: nothing to run against
         log.error("cannot load the cluster configuration", error=str(err))
         return 1
+    started = asyncio.Event()  # /readyz stays false until every controller is registered
+    manager.add_readiness_check(started.is_set)
     try:
-        apis = await read_served_apis(manager.client)
+        await manager.start_servers()
+        await wait_for_crds(manager.client, options.crd_wait)
+        apis = await with_retries(lambda: read_served_apis(manager.client), "api discovery")
         settings = operator_settings(options, apis)
-    except (ApiError, aiohttp.ClientError, TimeoutError, OSError, MissingApi) as err:
+    except (CannotStart, MissingApi) as err:
         log.error("cannot start", error=str(err))
-        await manager.client.close()
+        await _close(manager)
+        return 1
+    except (ApiError, aiohttp.ClientError, TimeoutError, OSError) as err:
+        log.error("cannot start", error=str(err) or type(err).__name__)
+        await _close(manager)
         return 1
     ctx = OperatorContext(
         client=manager.client, cache=manager.cache, settings=settings,
@@ -156,8 +170,12 @@ async def run(options: OperatorOptions) -> int:
     scope = NamespaceScope(manager, marker_lease(options))
     for register in REGISTRATIONS:
         register(manager, ctx)
+    operator_metrics = OperatorMetrics(manager.metrics.registry)
+    instrument_controllers(manager, operator_metrics)
     if options.enable_webhooks:
-        await set_up_webhooks(manager, webhook_settings(options), scope.claimed)
+        await set_up_webhooks(manager, webhook_settings(options), scope.claimed,
+                              operator_metrics=operator_metrics)
+    started.set()
     stop_on_signals(manager.stop)
     log.info("starting operator", version=options.operator_version,
              namespace=options.restricted_namespace or "(all)",
@@ -176,9 +194,18 @@ async def run(options: OperatorOptions) -> int:
     except OSError as err:  # the webhook port is taken, say
         log.error("cannot serve, exiting", error=str(err))
         return 1
+    except CacheSyncTimeout as err:
+        log.error("cannot start", error=str(err))
+        return 1
     finally:
         await ctx.http.close()
     return 0
+
+
+async def _close(manager: Manager) -> None:
+    """Undo a start that ends before the manager runs."""
+    await manager.stop_servers()
+    await manager.client.close()
 
 
 def main(argv: Sequence[str]) -> int:

@@ -27,7 +27,8 @@ REGISTRATIONS: tuple[Register, ...] = (
     scaling_adapter.register,
 )
 
-_TRANSFORMS: tuple[Mapping[Resource, Transform], ...] = (component.CACHE_TRANSFORMS,)
+_TRANSFORMS: tuple[Mapping[Resource, Transform], ...] = (component.CACHE_TRANSFORMS,
+                                                       model.CACHE_TRANSFORMS)
 
 
 def cache_transforms(declared: Iterable[Mapping[Resource, Transform]] = _TRANSFORMS

@@ -36,6 +36,7 @@ from controller.webhook_certs import (
     MountedCertificates,
 )
 from reconcilers.operator.admission import WEBHOOKS, AdmissionPolicy, handler_for
+from reconcilers.operator.metrics import OperatorMetrics, instrument_webhook
 
 log = structlog.get_logger("reconcilers.operator.webhooks")
 
@@ -90,6 +91,7 @@ def _names(settings: WebhookSettings) -> tuple[list[str], list[str]]:
 
 async def set_up_webhooks(manager: Manager, settings: WebhookSettings,
                           skip_namespace: Callable[[str], bool] = lambda _: False,
+                          *, operator_metrics: OperatorMetrics | None = None,
                           ) -> WebhookServer:
     """Register the webhook server, its certificate source and (with a URL) the configuration
     keeper as runnables of `manager`; /readyz waits for the server. Objects of namespaces
@@ -101,7 +103,10 @@ async def set_up_webhooks(manager: Manager, settings: WebhookSettings,
     server = WebhookServer(tls, WebhookMetrics(manager.metrics.registry), port=settings.port,
                            reuse_port=True)
     for webhook in WEBHOOKS:
-        server.register(webhook.path, handler_for(webhook, policy))
+        handler = handler_for(webhook, policy)
+        if operator_metrics is not None:  # dynamo_operator_webhook_*
+            handler = instrument_webhook(operator_metrics, webhook.kind.__name__, handler)
+        server.register(webhook.path, handler)
     ca_bundle: Callable[[], bytes | None]
     managed_ca = False
     if MountedCertificates.present(settings.cert_dir):

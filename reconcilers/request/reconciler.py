@@ -201,6 +201,8 @@ class GraphDeploymentRequestReconciler:
             await self._delete_stale_output(dgdr)
         try:
             synced = await self.writer.sync(live, desired)
+        except TerminalError as error:  # a child the API server refuses (400/422)
+            return job_creation_failed(live, s, error.message)
         except ApiError as error:
             if error.code not in _REFUSED:
                 raise

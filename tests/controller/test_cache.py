@@ -4,6 +4,7 @@ default one, strict indexers, and get_or_none."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from harness import FAST_WATCH, eventually, manager, widget
 
 from controller.cache import Cache
 from controller.client import KubeClient
-from controller.informer import strip_managed_fields
+from controller.informer import compact_object
 from controller.resource import CONFIG_MAPS, Resource
 from controller.store import NAMESPACE_INDEX, Store, index_by_label
 
@@ -67,7 +68,7 @@ async def test_by_object_transform_applies_to_its_resource_only(
     assert cache.informer(CONFIG_MAPS, "default").transform is tag
     assert cache.informer(widgets).transform is by_default
     # Without a word, the cache strips managedFields from everything.
-    assert Cache(client).transform_for(CONFIG_MAPS) is strip_managed_fields
+    assert Cache(client).transform_for(CONFIG_MAPS) is compact_object
 
 
 async def test_get_or_none(client: KubeClient, running_cache: Cache) -> None:
@@ -110,3 +111,18 @@ async def test_conflicting_indexer_raises(client: KubeClient, widgets: Resource,
     # A new name on a synced informer indexes what it already holds.
     cache.informer(CONFIG_MAPS, indexers={"name": lambda o: [o["metadata"]["name"]]})
     assert [o["metadata"]["name"] for o in informer.store.by_index("name", "t")] == ["t"]
+
+
+def test_compact_object_shares_keys_and_short_strings() -> None:
+    # Two objects decoded separately, as two watch events are.
+    text = ('{"metadata": {"name": "a", "managedFields": [{"manager": "m"}],'
+            ' "labels": {"nvidia.com/dynamo-component": "Frontend"}},'
+            ' "status": {"message": "' + "x" * 100 + '", "replicas": 1}}')
+    one, two = compact_object(json.loads(text)), compact_object(json.loads(text))
+    assert one == two == {"metadata": {"name": "a", "labels": {
+        "nvidia.com/dynamo-component": "Frontend"}}, "status": {"message": "x" * 100,
+                                                               "replicas": 1}}
+    key_one = next(iter(one["metadata"]["labels"]))
+    key_two = next(iter(two["metadata"]["labels"]))
+    assert key_one is key_two
+    assert one["metadata"]["labels"][key_one] is two["metadata"]["labels"][key_two]

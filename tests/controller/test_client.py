@@ -61,3 +61,23 @@ async def test_client_side_qps_limit(kubeconfig: Path, cluster: LocalCluster) ->
         assert cluster.stats.count(verb="list", user_agent="qps-test/1") == 15
     finally:
         await client.close()
+
+
+async def test_proxy_environment_is_read_once(kubeconfig: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # Read when the client is made, not looked up again (in a thread) for every request.
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.example:3128")
+    monkeypatch.setenv("NO_PROXY", "")
+    client = await KubeClient.connect(kubeconfig, ClientConfig(qps=None))
+    try:
+        assert client.api.rest_client.proxy == "http://proxy.example:3128"
+        assert not client.api.rest_client.pool_manager.trust_env
+    finally:
+        await client.close()
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    client = await KubeClient.connect(kubeconfig, ClientConfig(qps=None))
+    try:
+        assert not client.api.rest_client.proxy
+        await client.list(CONFIG_MAPS, "default")
+    finally:
+        await client.close()

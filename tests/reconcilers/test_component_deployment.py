@@ -109,7 +109,8 @@ async def test_worker_gets_deployment_and_service(kube: KubeClient, operator: Op
         {"name": "system", "port": 9090, "targetPort": "system", "protocol": "TCP"}]
     assert svc["metadata"]["labels"]["nvidia.com/dynamo-discovery-enabled"] == "true"
     obj = await available(kube, "w", "False", "spec update to be observed")
-    assert FINALIZER in obj["metadata"]["finalizers"]
+    # Kubernetes discovery: nothing to clean up, so no finalizer (issue 20).
+    assert not obj["metadata"].get("finalizers")
     valid = condition(obj, "Valid")
     assert (valid["status"], valid["reason"]) == ("True", "ValidationPassed")
     assert condition(obj, "Available")["reason"] == "DeploymentNotReady"
@@ -152,7 +153,10 @@ async def test_available_only_after_the_rollout(kube: KubeClient, operator: Oper
     await available(kube, "w", "False", "rollout in progress: 1/2 replicas updated")
     await set_deployment_status(kube, "w", replicas=3, updatedReplicas=2, readyReplicas=3,
                                 availableReplicas=3)
-    await available(kube, "w", "False", "1 old replicas pending termination")
+    # Only the message and the updated count moved: progress, not written (issue 20).
+    await asyncio.sleep(0.3)
+    assert "1/2 replicas updated" in condition(await kube.get(COMPONENT_DEPLOYMENTS, NS, "w"),
+                                               "Available")["message"]
     await set_deployment_status(kube, "w", replicas=2, updatedReplicas=2, readyReplicas=1,
                                 availableReplicas=1)
     await available(kube, "w", "False", "1/2 replicas available")
@@ -281,6 +285,23 @@ async def test_pull_secrets_by_registry_without_caching_credentials(
     assert dep["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "ngc"}]
 
 
+async def test_etcd_discovery_keeps_the_finalizer(kube: KubeClient, operator: Operator) -> None:
+    """With etcd discovery a DCD's keys need removing on deletion (spec §1.1): the finalizer
+    is added there, and only there."""
+    body = dcd("e", dynamoNamespace="t-g", serviceName="e",
+               annotations={"nvidia.com/dynamo-discovery-backend": "etcd"})
+    await kube.create(COMPONENT_DEPLOYMENTS, body)
+    obj = await wait_for(kube, COMPONENT_DEPLOYMENTS, NS, "e",
+                         lambda o: FINALIZER in (o["metadata"].get("finalizers") or []))
+    assert obj["metadata"]["finalizers"] == [FINALIZER]
+    await kube.delete(COMPONENT_DEPLOYMENTS, NS, "e")
+
+    async def gone() -> bool:
+        return await get_or_none(kube, COMPONENT_DEPLOYMENTS, NS, "e") is None
+
+    await eventually(gone)
+
+
 async def test_terminating_dcd_gets_no_children(kube: KubeClient, kubeconfig: Path) -> None:
     body = dcd("w")
     body["metadata"]["finalizers"] = ["test.example.com/hold", FINALIZER]
@@ -313,13 +334,19 @@ async def test_idle_operator_makes_no_writes(kube: KubeClient, operator: Operato
 
 async def test_unrenderable_specs_are_reported_not_retried(
         kube: KubeClient, operator: Operator, cluster: LocalCluster) -> None:
-    # Multinode without LeaderWorkerSet installed; a label the API server refuses.
+    # Multinode without LeaderWorkerSet installed; a label the API server would refuse,
+    # caught by validation before anything is written, naming the field.
     await kube.create(COMPONENT_DEPLOYMENTS, dcd("mn", multinode={"nodeCount": 2}))
     await kube.create(COMPONENT_DEPLOYMENTS, dcd("lbl", labels={"bad key!": "x"}))
     obj = await available(kube, "mn", "False", "no multinode orchestrator available")
     assert condition(obj, "Available")["reason"] == "GenerationFailed"
-    obj = await available(kube, "lbl", "False", "bad key!")
-    assert condition(obj, "Available")["reason"] == "ReconcileFailed"
+
+    def invalid(obj: Json) -> bool:
+        c = condition(obj, "Valid")
+        return c.get("status") == "False" and "spec.labels" in c.get("message", "")
+    obj = await wait_for(kube, COMPONENT_DEPLOYMENTS, NS, "lbl", invalid)
+    assert condition(obj, "Valid")["reason"] == "ValidationFailed"
+    assert "bad key!" in condition(obj, "Valid")["message"]
     await asyncio.sleep(0.3)
     cluster.stats.reset()
     await asyncio.sleep(1.0)

@@ -3,6 +3,7 @@ ready, so readiness is what real rollouts produce."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -81,9 +82,13 @@ async def test_rollout_is_not_available_until_new_pods_are(
         await kube.patch(COMPONENT_DEPLOYMENTS, NS, "w", {"spec": {
             "extraPodMetadata": {"labels": {"rev": "2"}},
             "extraPodSpec": {"mainContainer": {"image": "nvcr.io/x/worker:2"}}}})
-        obj = await wait_for(kube, COMPONENT_DEPLOYMENTS, NS, "w",
-                             available_is("False", "rollout in progress"))
+        # Which step of the rollout the message names is progress, not written each time
+        # (issue 20): the condition turns False once, for the new generation.
+        obj = await wait_for(kube, COMPONENT_DEPLOYMENTS, NS, "w", available_is("False"))
         assert condition(obj, "Available")["reason"] == "DeploymentNotReady"
+        await asyncio.sleep(0.5)
+        obj = await kube.get(COMPONENT_DEPLOYMENTS, NS, "w")
+        assert condition(obj, "Available")["status"] == "False"
         dep = await kube.get(DEPLOYMENTS, NS, "w")
         assert dep["status"]["availableReplicas"] >= 1
         sim.behaviors.set_ready(NS, True, selector="rev=2")

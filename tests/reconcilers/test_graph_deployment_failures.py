@@ -106,11 +106,11 @@ async def test_missing_claim_fails_until_it_appears(client: KubeClient,
 async def test_terminating_graph_gets_no_children(client: KubeClient, kubeconfig: Path,
                                                   cluster: LocalCluster) -> None:
     manifest = graph()
-    manifest["metadata"]["finalizers"] = ["test.example.com/hold"]
+    # Our finalizer as an older operator version left it: released on deletion, never added.
+    manifest["metadata"]["finalizers"] = ["test.example.com/hold", "nvidia.com/finalizer"]
     async with operator(kubeconfig):
         await client.create(GRAPH_DEPLOYMENTS, manifest)
         await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, "g-decode"))
-        await eventually(lambda: _has_finalizer(client))
         # Foreground deletion, as ArgoCD prunes: the graph stays while its children go.
         await client.delete(GRAPH_DEPLOYMENTS, NS, "g", propagation_policy="Foreground")
         await eventually(lambda: _finalizer_released(client))

@@ -217,7 +217,7 @@ async def test_spec_change_in_failed_is_ignored(kube: KubeClient, operator: Oper
     assert await get_or_none(kube, JOBS, NS, "profile-bad") is None
 
 
-async def test_spec_change_rejected_in_ready_and_after_deletion(
+async def test_spec_change_rejected_in_ready_deploying_and_after_deletion(
         kube: KubeClient, operator: Operator) -> None:
     await profiled(kube, "late")
     await in_state(kube, "late", "Ready")
@@ -238,6 +238,13 @@ async def test_spec_change_rejected_in_ready_and_after_deletion(
     await in_state(kube, "del", "DeploymentDeleted")
     await kube.patch(DEPLOYMENT_REQUESTS, NS, "del", SPEC_CHANGE)
     await eventually(lambda: rejected("del", "DeploymentDeleted"))
+
+    await profiled(kube, "dep", autoApply=True, deploymentOverrides={"name": "dep-graph"})
+    await wait_for(kube, GRAPH_DEPLOYMENTS, NS, "dep-graph")
+    await in_state(kube, "dep", "Deploying")
+    await kube.patch(DEPLOYMENT_REQUESTS, NS, "dep", SPEC_CHANGE)
+    await eventually(lambda: rejected("dep", "Deploying"))
+    assert (await kube.get(DEPLOYMENT_REQUESTS, NS, "dep"))["status"]["state"] == "Deploying"
 
 
 async def test_profiling_waits_without_writing(kube: KubeClient, operator: Operator,

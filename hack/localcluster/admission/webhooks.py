@@ -69,6 +69,10 @@ class Webhooks:
         self.storage = storage
         self.registry = registry
         self.client = WebhookClient(storage)
+        #: Checked first at every validating-admission point with (user, attrs, obj, old);
+        #: raises to refuse (the RBAC mode's escalation checks). None: nothing to check.
+        self.guard: Callable[[UserInfo, Attributes, Json | None, Json | None], None] | None \
+            = None
 
     def request(self, user: UserInfo | None, options: Json) -> RequestAdmission:
         """The admission of one API request by `user`, whose write options are `options`
@@ -106,6 +110,8 @@ class RequestAdmission:
     def validate(self, attrs: Attributes, obj: Json | None, old: Json | None) -> None:
         """Return when the validating webhooks admit the write (refusals raise when the
         answers are collected, so a recorded answer is an admission)."""
+        if self.webhooks.guard is not None:
+            self.webhooks.guard(self.user, attrs, obj, old)
         invocations = self._matching(attrs, obj, old, mutating=False)
         if not invocations:
             return

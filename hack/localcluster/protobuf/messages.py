@@ -482,6 +482,41 @@ TABLE: dict[str, str] = {
     """,
     "rbac.RoleRef": "1 apiGroup string!; 2 kind string!; 3 name string!",
     "rbac.Subject": "1 kind string!; 2 apiGroup string; 3 name string!; 4 namespace string",
+    # --- k8s.io/api/authentication/v1 and authorization/v1 (create token, auth can-i) ------------
+    "authentication.TokenRequest": """
+        1 metadata meta.ObjectMeta; 2 spec authentication.TokenRequestSpec;
+        3 status authentication.TokenRequestStatus
+    """,
+    "authentication.TokenRequestStatus": "1 token string!; 2 expirationTimestamp Time",
+    "authentication.TokenRequestSpec": """
+        1 audiences []string?; 4 expirationSeconds int64; 3 boundObjectRef
+        authentication.BoundObjectReference
+    """,
+    "authentication.BoundObjectReference": """
+        1 kind string; 2 apiVersion string; 3 name string; 4 uid string
+    """,
+    "authorization.SelfSubjectAccessReview": """
+        1 metadata meta.ObjectMeta; 2 spec authorization.SelfSubjectAccessReviewSpec;
+        3 status authorization.SubjectAccessReviewStatus
+    """,
+    "authorization.SubjectAccessReviewStatus": """
+        1 allowed bool!; 4 denied bool; 2 reason string; 3 evaluationError string
+    """,
+    "authorization.SelfSubjectAccessReviewSpec": """
+        1 resourceAttributes authorization.ResourceAttributes;
+        2 nonResourceAttributes authorization.NonResourceAttributes
+    """,
+    "authorization.ResourceAttributes": """
+        1 namespace string; 2 verb string; 3 group string; 4 version string;
+        5 resource string; 6 subresource string; 7 name string
+    """,
+    "authorization.NonResourceAttributes": "1 path string; 2 verb string",
+    "authorization.SelfSubjectRulesReview": """
+        1 metadata meta.ObjectMeta; 2 spec authorization.SelfSubjectRulesReviewSpec;
+        3 status authorization.SubjectRulesReviewStatus
+    """,
+    "authorization.SubjectRulesReviewStatus": "3 incomplete bool!; 4 evaluationError string",
+    "authorization.SelfSubjectRulesReviewSpec": "1 namespace string",
     # --- k8s.io/api/policy/v1 --------------------------------------------------------------------
     "policy.PodDisruptionBudget": """
         1 metadata meta.ObjectMeta; 2 spec policy.PodDisruptionBudgetSpec;
@@ -523,6 +558,10 @@ KINDS: dict[tuple[str, str], str] = {
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): "rbac.RoleBinding",
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "rbac.ClusterRole",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "rbac.ClusterRoleBinding",
+    ("authentication.k8s.io/v1", "TokenRequest"): "authentication.TokenRequest",
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"):
+        "authorization.SelfSubjectAccessReview",
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "authorization.SelfSubjectRulesReview",
     ("policy/v1", "PodDisruptionBudget"): "policy.PodDisruptionBudget",
     ("policy/v1", "Eviction"): "policy.Eviction",
     ("scheduling.k8s.io/v1", "PriorityClass"): "scheduling.PriorityClass",

@@ -26,6 +26,7 @@ The rule (deliberately simple, so a manifest alone can pick the outcome):
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -77,19 +78,29 @@ def _tp(ms_per_b: float, size: float, target: float, cap: int) -> int | None:
 
 
 def plan(config: Json) -> Plan:
-    """What the simulated profiler finds for a profile config (see the module's rule)."""
+    """What the simulated profiler finds for a profile config (see the module's rule); a
+    config it cannot read fails the run, as the real profiler exits with an error."""
     sla = config.get("sla") or {}
-    ttft = float(sla.get("ttft", 200))
-    itl = float(sla.get("itl", 20))
+    hardware = config.get("hardware") or {}
+    deployment = config.get("deployment") or {}
+    for section, value in (("sla", sla), ("hardware", hardware), ("deployment", deployment)):
+        if not isinstance(value, dict):
+            return Plan(error=f"invalid profile config: {section} must be a mapping")
+    try:
+        ttft = float(sla.get("ttft", 200))
+        itl = float(sla.get("itl", 20))
+        cap = int(hardware.get("num_gpus_per_node") or 8)
+    except (TypeError, ValueError) as err:
+        return Plan(error=f"invalid profile config: {err}")
+    if not (math.isfinite(ttft) and math.isfinite(itl)) or cap < 1:
+        return Plan(error="invalid profile config: sla and hardware need positive numbers")
     if ttft < TTFT_FLOOR_MS:
         return Plan(error=f"no configuration meets the SLA: ttft {ttft:g} ms is below the "
                           f"{TTFT_FLOOR_MS:g} ms floor")
     if itl < ITL_FLOOR_MS:
         return Plan(error=f"no configuration meets the SLA: itl {itl:g} ms is below the "
                           f"{ITL_FLOOR_MS:g} ms floor")
-    hardware = config.get("hardware") or {}
-    cap = int(hardware.get("num_gpus_per_node") or 8)
-    size = model_size(str((config.get("deployment") or {}).get("model") or ""))
+    size = model_size(str(deployment.get("model") or ""))
     prefill = _tp(PREFILL_MS_PER_B, size, ttft, cap)
     decode = _tp(DECODE_MS_PER_B, size, itl, cap)
     if prefill is None or decode is None:

@@ -1,0 +1,91 @@
+"""The operator's metrics after a graph's life: the `dynamo_operator_*` series (reconciles,
+objects by state, admission requests) beside controller-runtime's, scraped from /metrics of
+the `dynamo-operator` process."""
+
+from __future__ import annotations
+
+import signal
+
+import aiohttp
+from e2e_support import Env, OperatorProcess, eventually, free_port
+from prometheus_client.parser import text_string_to_metric_families
+from test_webhooks import bad_graph, serving
+
+from hack.localcluster.server import LocalCluster
+from hack.localcluster.users import service_account
+
+GRAPH = "vllm-agg"
+KIND = "DynamoGraphDeployment"
+
+
+async def scrape(port: int) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    async with aiohttp.ClientSession() as session, session.get(
+            f"http://127.0.0.1:{port}/metrics", timeout=aiohttp.ClientTimeout(total=5)) as r:
+        text = await r.text()
+    return {(s.name, frozenset(s.labels.items())): s.value
+            for family in text_string_to_metric_families(text) for s in family.samples}
+
+
+def value(samples: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str,
+          **labels: str) -> float:
+    """The sum of the samples of `name` carrying these labels (and any others)."""
+    wanted = set(labels.items())
+    return sum(v for (n, got), v in samples.items() if n == name and wanted <= got)
+
+
+async def test_metrics_after_a_graph_lifecycle(env: Env, needs_local: LocalCluster) -> None:
+    metrics, hook = free_port(), free_port()
+    token = needs_local.add_user(service_account(env.namespace, "dynamo-operator"))
+    kubeconfig = needs_local.write_kubeconfig(env.tmp / "operator-kubeconfig", env.namespace,
+                                              token)
+    op = OperatorProcess(kubeconfig, env.namespace, env.tmp / "op.log", "op", [
+        "--metrics-bind-address", f"127.0.0.1:{metrics}",
+        "--enable-webhooks", "--webhook-port", str(hook),
+        "--webhook-url", f"https://127.0.0.1:{hook}"])
+    await op.start()
+    try:
+        await serving(env)
+        await env.apply_example(GRAPH)
+        await env.wait_ready(GRAPH)
+        ns = env.namespace
+
+        async def counted() -> dict[tuple[str, frozenset[tuple[str, str]]], float] | None:
+            samples = await scrape(metrics)
+            ready = value(samples, "dynamo_operator_resources_total", resource_type=KIND,
+                          namespace=ns, status="successful")
+            return samples if ready == 1 else None
+
+        samples = await eventually(counted, what="the graph counted as successful",
+                                   tolerate=(aiohttp.ClientError,))
+        assert value(samples, "dynamo_operator_reconcile_total", resource_type=KIND,
+                     namespace=ns, result="success") >= 1
+        assert value(samples, "dynamo_operator_reconcile_duration_seconds_count",
+                     resource_type=KIND, namespace=ns) >= 1
+        assert value(samples, "dynamo_operator_resources_total",
+                     resource_type="DynamoComponentDeployment", namespace=ns) == 2
+        # The admission webhook saw the graph's create; controller-runtime's names stay.
+        assert value(samples, "dynamo_operator_webhook_requests_total", resource_type=KIND,
+                     operation="CREATE", result="allowed") >= 1
+        assert value(samples, "controller_runtime_reconcile_total",
+                     controller="dynamographdeployment") >= 1
+
+        # A refused graph is a denial.
+        code, err = await env.k_result("apply", "-f", "-", stdin=bad_graph("refused"))
+        assert code != 0 and "admission webhook" in err, err
+        samples = await scrape(metrics)
+        assert value(samples, "dynamo_operator_webhook_denials_total", resource_type=KIND,
+                     operation="CREATE") >= 1
+        assert value(samples, "dynamo_operator_webhook_requests_total", resource_type=KIND,
+                     result="denied") >= 1
+
+        await env.k("delete", "dgd", GRAPH, "--wait=true", "--timeout=60s")
+
+        async def forgotten() -> bool:
+            samples = await scrape(metrics)
+            return value(samples, "dynamo_operator_resources_total", resource_type=KIND,
+                         namespace=ns) == 0
+        await eventually(forgotten, what="the deleted graph no longer counted")
+    finally:
+        await op.kill(signal.SIGTERM)
+        print(f"--- operator log (tail) ---\n{op.tail()}")
+

@@ -1,0 +1,1 @@
+"""The latency benchmark: from a scale or image write to the Deployment, against its floor."""

@@ -1,0 +1,1 @@
+"""Fuzzing the operator with hypothesis-drawn objects of its five kinds (see `session`)."""

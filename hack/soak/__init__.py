@@ -1,0 +1,1 @@
+"""The chaos soak: `python -m hack.soak` (see `run`)."""
