@@ -12,7 +12,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import sys
 from dataclasses import dataclass, field
 from functools import partial
@@ -22,6 +21,7 @@ from typing import Any
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl
 from hack.localcluster.testing import eventually as shared_eventually
+from hack.processes import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "deploy" / "examples"
@@ -30,11 +30,6 @@ CRD_FILES = [*sorted((ROOT / "deploy" / "crds").glob("*.yaml")),
              ROOT / "hack" / "crds" / "inferencepool.yaml"]
 OPERATOR = Path(sys.executable).parent / "dynamo-operator"
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 eventually = partial(shared_eventually, within=30.0, interval=0.2)

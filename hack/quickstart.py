@@ -12,13 +12,14 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 from types import FrameType
+
+from hack.processes import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -36,11 +37,6 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="stop the operator and the cluster after printing (CI, tests)")
     return parser.parse_args(argv)
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Quickstart:

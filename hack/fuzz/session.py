@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import sys
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from controller.resource import Resource
 from hack.fuzz.run import FuzzReport, FuzzRun, FuzzSettings
 from hack.fuzz.specs import Drawn, objects
 from hack.localcluster.server import LocalCluster
+from hack.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
@@ -34,11 +34,6 @@ WEBHOOK_CONFIGURATIONS = Resource("admissionregistration.k8s.io", "v1",
                                   "validatingwebhookconfigurations",
                                   "ValidatingWebhookConfiguration", namespaced=False)
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def _eventually(check: object, within: float, what: str) -> None:

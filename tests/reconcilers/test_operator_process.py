@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -17,15 +16,11 @@ from operator_harness import eventually, install_crds, setup_client, wait_for
 
 from controller.client import KubeClient
 from controller.resource import LEASES
+from hack.processes import free_port
 from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
 
 NS = "default"
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture

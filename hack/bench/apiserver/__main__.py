@@ -26,6 +26,7 @@ import aiohttp
 import yaml
 
 from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exit_code
+from hack.processes import peak_rss_mib
 
 NAMESPACE = "default"
 PATH = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
@@ -65,12 +66,6 @@ async def start(kind: str, workdir: Path) -> AsyncIterator[Server]:
         proc.terminate()
         await proc.wait()
 
-
-def peak_rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def configmap(name: str) -> dict[str, object]:

@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import sys
 import tempfile
 import time
@@ -33,6 +32,7 @@ from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exi
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import ClusterConfig, LocalCluster
 from hack.localcluster.simulation.config import SimulationConfig
+from hack.processes import cpu_seconds, free_port, peak_rss_mib
 
 from .graph import DCDS_PLURAL, DGDS, GROUP, NOT_CHILDREN, VERSION, graph, minimum_writes, nodes_for
 
@@ -69,28 +69,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
-def peak_rss_mib(pid: int) -> float:
-    """The process's high-water resident set size (VmHWM), in MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU seconds the process used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def log_tail(path: Path) -> str:
     return path.read_text(errors="replace")[-3000:]
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _ours(row: dict[str, Any]) -> bool:

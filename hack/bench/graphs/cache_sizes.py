@@ -26,6 +26,7 @@ from controller.informer import compact_object, strip_managed_fields
 from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exit_code
 from hack.localcluster.server import ClusterConfig, LocalCluster
 from hack.localcluster.simulation.config import SimulationConfig
+from hack.processes import peak_rss_mib
 from reconcilers.operator.registry import cache_transforms
 
 from . import __main__ as graphs
@@ -97,7 +98,7 @@ async def run(count: int) -> dict[str, Any]:
             rows = sizes(cluster)
             ready = graphs.ready_count(cluster)
             result = {"graphs": count, "ready": ready,
-                      "operator_peak_rss_mib": round(graphs.peak_rss_mib(proc.pid), 1),
+                      "operator_peak_rss_mib": round(peak_rss_mib(proc.pid), 1),
                       "kinds": rows}
         finally:
             proc.terminate()

@@ -26,6 +26,7 @@ from controller.client import ClientConfig, KubeClient
 from controller.resource import Resource
 from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exit_code
 from hack.localcluster.server import ClusterConfig, LocalCluster
+from hack.processes import peak_rss_mib
 
 from .common import (
     GROUP,
@@ -59,13 +60,6 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--skip-kopf", action="store_true", help="run only our operator")
     return parser.parse_args(argv)
 
-
-def peak_rss_mib(pid: int) -> float:
-    """The process's high-water resident set size (VmHWM), in MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def children_created(cluster: LocalCluster, namespace: str) -> int:
