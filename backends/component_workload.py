@@ -105,24 +105,27 @@ def component_children(
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
     service_account: str = "default",
     mpi_secret: Json | None = None,
+    epp_cluster_role: str = "",
 ) -> DesiredChildren:
     """The DCD's desired set for the child writer: its objects (the model Service shared with
     every component serving the model) and the kinds it may own under these settings. A DCD
     of its own also gets what a graph would make for it: the discovery RBAC, an EPP's
     ConfigMap, InferencePool and account, and `mpi_secret` (another namespace's MPI SSH
-    Secret) copied into its namespace."""
+    Secret) copied into its namespace; `epp_cluster_role`: the ClusterRole an EPP's account is
+    bound to (else a Role of the namespace)."""
     objects = component_objects(dcd, settings, pull_secrets=pull_secrets,
                                 service_account=service_account)
     children = owned(objects)
     if not labels.graph_name_of(dcd):
-        children += _standalone(dcd, settings)
+        children += _standalone(dcd, settings, epp_cluster_role)
         if mpi_secret is not None:
             children.append(Child(mpi_secret_copy(mpi_secret, str(dcd.metadata["namespace"])),
                                   Write.UNOWNED, drift_label=DIGEST_LABEL))
     return DesiredChildren(tuple(children), component_kinds(settings))
 
 
-def _standalone(dcd: DynamoComponentDeployment, settings: OperatorSettings) -> list[Child]:
+def _standalone(dcd: DynamoComponentDeployment, settings: OperatorSettings,
+                epp_cluster_role: str = "") -> list[Child]:
     name = str(dcd.metadata["name"])
     namespace = str(dcd.metadata.get("namespace", ""))
     children = []
@@ -131,7 +134,7 @@ def _standalone(dcd: DynamoComponentDeployment, settings: OperatorSettings) -> l
     if dcd.spec.component_type == constants.EPP:
         if not settings.inference_pool_enabled:
             raise GenerationError(no_inference_pool([dcd.spec.service_name or name]))
-        children += unowned(epp_rbac(namespace))
+        children += unowned(epp_rbac(namespace, epp_cluster_role))
         children += owned(epp_objects(
             name, namespace, dcd.spec.service_name or name, dcd.spec,
             dynamo_namespace=component_pod_context(dcd, settings).dynamo_namespace,

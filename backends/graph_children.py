@@ -62,13 +62,15 @@ def graph_children(
     *,
     tokens: Mapping[str, str | None] | None = None,
     planner_cluster_role: str = "",
+    epp_cluster_role: str = "",
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
     mpi_secret: Json | None = None,
 ) -> DesiredChildren:
     """The graph's desired children. `tokens`: the restart token each service's workload
     carries; `planner_cluster_role`: bind the Planner's account to it (else to a Role of the
-    namespace); `pull_secrets`: registry host -> Secret names, for the pods of the Grove path;
-    `mpi_secret`: the MPI SSH Secret of another namespace, to copy into the graph's.
+    namespace); `epp_cluster_role`: the same for the EPP's account; `pull_secrets`: registry
+    host -> Secret names, for the pods of the Grove path; `mpi_secret`: the MPI SSH Secret of
+    another namespace, to copy into the graph's.
     Raises GenerationError for a graph that cannot run under these settings."""
     tokens = tokens or {}
     namespace = str(dgd.metadata.get("namespace", ""))
@@ -81,7 +83,7 @@ def graph_children(
         children += unowned(planner_rbac(namespace, planner_cluster_role))
     epps = epp_services(dgd)
     if epps:
-        children += unowned(epp_rbac(namespace))
+        children += unowned(epp_rbac(namespace, epp_cluster_role))
     if mpi_secret is not None:
         children.append(Child(mpi_secret_copy(mpi_secret, namespace), Write.UNOWNED,
                               drift_label=DIGEST_LABEL))

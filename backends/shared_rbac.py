@@ -1,8 +1,8 @@
 """The identities that planner and EPP pods run as in a graph's namespace.
 
 Planner pods run as `planner-serviceaccount` and EPP pods as `epp-serviceaccount`. Each account
-comes with a RoleBinding: the planner's to the operator's planner ClusterRole when one is
-configured, otherwise (and always for the EPP) to a Role of the namespace granting what that
+comes with a RoleBinding: to the operator's planner (or EPP) ClusterRole when one is
+configured, otherwise to a Role of the namespace granting what that
 component needs, as the original operator's chart grants it in namespace-restricted mode.
 
 These objects are shared by every graph of the namespace, so they carry no owner reference:
@@ -89,7 +89,9 @@ def planner_rbac(namespace: str, cluster_role: str = "") -> list[Json]:
                     _planner_rules(), cluster_role)
 
 
-def epp_rbac(namespace: str) -> list[Json]:
-    """`epp-serviceaccount`, the Role `epp-role` and the RoleBinding
-    `epp-serviceaccount-binding`."""
-    return _objects(namespace, constants.EPP_SERVICE_ACCOUNT, EPP_ROLE, _epp_rules(), "")
+def epp_rbac(namespace: str, cluster_role: str = "") -> list[Json]:
+    """`epp-serviceaccount` and its RoleBinding `epp-serviceaccount-binding`: to
+    `cluster_role` when given (cluster-wide mode), else to the Role `epp-role` (also
+    returned)."""
+    return _objects(namespace, constants.EPP_SERVICE_ACCOUNT, EPP_ROLE, _epp_rules(),
+                    cluster_role)

@@ -9,17 +9,19 @@ and tests that need the local cluster's request statistics are skipped).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from hack.localcluster.server import LocalCluster
-from hack.localcluster.testing import Kubectl
+from hack.localcluster.testing import Kubectl, kubectl_binary
 from hack.localcluster.testing import eventually as shared_eventually
 from hack.processes import free_port
 
@@ -161,3 +163,31 @@ async def install_crds(e: Env) -> None:
         args += ["-f", str(path)]
     await e.k("apply", "--server-side", *args)
     await e.k("wait", "--for=condition=Established", "--timeout=30s", "crd", "--all")
+
+
+@contextlib.asynccontextmanager
+async def watched_column(env: Env, kind: str, jsonpath: str) -> AsyncIterator[list[str]]:
+    """`kubectl get KIND -w` in the background for the block: the values of one column as
+    they come, each change once. Unlike polling, a state that lasts a moment is not missed."""
+    proc = await asyncio.create_subprocess_exec(
+        kubectl_binary(), "--kubeconfig", str(env.kubeconfig), "-n", env.namespace, "get",
+        kind, "-w", "--no-headers", "-o", f"custom-columns=NAME:.metadata.name,VALUE:{jsonpath}",
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "HOME": str(env.tmp), "KUBECACHEDIR": str(env.tmp / "kcache")})
+    values: list[str] = []
+
+    async def read() -> None:
+        assert proc.stdout is not None
+        async for line in proc.stdout:
+            parts = line.decode().split()
+            if len(parts) == 2 and (not values or values[-1] != parts[1]):
+                values.append(parts[1])
+
+    reader = asyncio.create_task(read())
+    try:
+        await asyncio.sleep(0.5)  # the watch is open before the block changes anything
+        yield values
+    finally:
+        proc.kill()
+        await proc.wait()
+        await reader

@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from e2e_support import Env, OperatorProcess, eventually
+from e2e_support import Env, OperatorProcess, eventually, watched_column
 
 WORKER = "vllm-agg-vllmdecodeworker"
 FRONTEND = "vllm-agg-frontend"
@@ -50,13 +50,18 @@ async def test_scale_change_image_remove_service(env: Env, operator: OperatorPro
 
     # new image: Ready turns False naming the rollout, then True once every replica updated
     old_pods = {p["metadata"]["name"] for p in await pods_of(env, WORKER)}
-    await env.k("patch", "dgd", "vllm-agg", "--type=json", "-p", json.dumps([{
-        "op": "replace",
-        "path": "/spec/services/VllmDecodeWorker/extraPodSpec/mainContainer/image",
-        "value": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"}]))
-    cond = await env.wait_reason("vllm-agg", "rolling")
-    assert cond["status"] == "False"
-    await env.wait_ready("vllm-agg")
+    ready_reason = '.status.conditions[?(@.type=="Ready")].reason'
+    async with watched_column(env, "dgd", ready_reason) as reasons:
+        await env.k("patch", "dgd", "vllm-agg", "--type=json", "-p", json.dumps([{
+            "op": "replace",
+            "path": "/spec/services/VllmDecodeWorker/extraPodSpec/mainContainer/image",
+            "value": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"}]))
+        await env.wait_ready("vllm-agg")
+
+        async def back_to_ready() -> bool:
+            return "rolling_update_in_progress" in reasons and (
+                reasons[-1] == "all_resources_are_ready")
+        await eventually(back_to_ready, what="the rollout's reason and then Ready, watched")
     pods = await pods_of(env, WORKER)
     assert len(pods) == 3
     assert not old_pods & {p["metadata"]["name"] for p in pods}

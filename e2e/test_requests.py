@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_support import EXAMPLES, Env, OperatorProcess, eventually
+from e2e_support import EXAMPLES, Env, OperatorProcess, eventually, watched_column
 
 from hack.localcluster.request_stats import WRITE_VERBS
-from hack.localcluster.testing import kubectl_binary
 
 Start = Callable[..., Awaitable[OperatorProcess]]
 PROFILING_ROLE = ("--dgdr-profiling-cluster-role-name", "dynamo-dgdr-profiling")
@@ -44,32 +43,9 @@ async def wait_state(env: Env, name: str, state: str, seconds: int = 60) -> None
                 f"--timeout={seconds}s")
 
 
-async def watch_states(env: Env) -> tuple[asyncio.subprocess.Process, asyncio.Task[None],
-                                          list[str]]:
-    """`kubectl get dgdr -w` in the background; the states it prints, as they come."""
-    proc = await asyncio.create_subprocess_exec(
-        kubectl_binary(), "--kubeconfig", str(env.kubeconfig), "-n", env.namespace, "get",
-        "dgdr", "-w", "--no-headers", "-o", "custom-columns=NAME:.metadata.name,"
-        "STATE:.status.state", stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={**os.environ, "HOME": str(env.tmp), "KUBECACHEDIR": str(env.tmp / "kcache")})
-    states: list[str] = []
-
-    async def read() -> None:
-        assert proc.stdout is not None
-        async for line in proc.stdout:
-            parts = line.decode().split()
-            if len(parts) == 2 and (not states or states[-1] != parts[1]):
-                states.append(parts[1])
-
-    return proc, asyncio.create_task(read()), states
-
-
 async def test_auto_apply_to_ready_then_graph_deleted(env: Env,
                                                       dgdr_operator: OperatorProcess) -> None:
-    proc, reader, states = await watch_states(env)
-    try:
-        await asyncio.sleep(0.5)  # the watch is open before the request exists
+    async with watched_column(env, "dgdr", ".status.state") as states:
         await env.apply_example("dgdr-auto-apply")
         await wait_state(env, "qwen-sla", "Ready")
         await env.wait_ready("qwen-prod")
@@ -77,10 +53,6 @@ async def test_auto_apply_to_ready_then_graph_deleted(env: Env,
         async def seen_ready() -> bool:
             return "Ready" in states
         await eventually(seen_ready, what="Ready in kubectl get -w")
-    finally:
-        proc.kill()
-        await proc.wait()
-        await reader
     assert states == ["<none>", "Pending", "Profiling", "Deploying", "Ready"], states
     out = await env.k("get", "dgdr", "qwen-sla", "-o", "wide")
     header, row = out.splitlines()[:2]

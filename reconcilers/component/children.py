@@ -49,11 +49,13 @@ async def component_service_account(cache: Cache, namespace: str) -> str:
 
 async def desired_children(cache: Cache, settings: OperatorSettings, namespace: str,
                            dcd: DynamoComponentDeployment, *,
-                           mpi_secret: Json | None = None) -> DesiredChildren:
-    """The DCD's desired set (`mpi_secret`: the MPI SSH Secret to copy into the namespace);
+                           mpi_secret: Json | None = None,
+                           epp_cluster_role: str = "") -> DesiredChildren:
+    """The DCD's desired set (`mpi_secret`: the MPI SSH Secret to copy into the namespace;
+    `epp_cluster_role`: the ClusterRole an EPP's account is bound to);
     GenerationError for a spec the backends cannot render."""
     return component_children(
         dcd, settings,
         pull_secrets=await pull_secrets_of(cache, namespace),
         service_account=await component_service_account(cache, namespace),
-        mpi_secret=mpi_secret)
+        mpi_secret=mpi_secret, epp_cluster_role=epp_cluster_role)

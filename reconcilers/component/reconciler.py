@@ -170,7 +170,8 @@ class ComponentDeploymentReconciler:
                 [dcd.spec.service_name or request.name] if component_needs_mpi_secret(dcd)
                 else [], availability.RECONCILE_FAILED)
             desired = await desired_children(cache, self.ctx.settings, namespace, dcd,
-                                             mpi_secret=mpi_secret)
+                                             mpi_secret=mpi_secret,
+                                             epp_cluster_role=self.ctx.epp_cluster_role_name)
             synced = await self.writer.sync(obj, desired)
         except GenerationError as err:
             # The spec cannot be rendered under this operator's settings (e.g. multinode

@@ -141,6 +141,7 @@ class GraphDeploymentReconciler:
         try:
             desired = graph_children(dgd, ctx.settings, tokens=plan.tokens,
                                      planner_cluster_role=ctx.planner_cluster_role_name,
+                                     epp_cluster_role=ctx.epp_cluster_role_name,
                                      mpi_secret=mpi_secret)
         except GenerationError as error:
             raise TerminalError(str(error), reason=RECONCILE_FAILED) from None

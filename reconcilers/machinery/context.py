@@ -34,6 +34,9 @@ class OperatorContext:
     #: ClusterRole the DGDR profiling jobs' RoleBinding refers to (cluster-wide mode; ""
     #: gives them a Role of their namespace instead).
     dgdr_profiling_cluster_role_name: str = ""
+    #: ClusterRole the EPP's RoleBinding refers to (cluster-wide mode; "" gives it a Role of
+    #: its namespace instead).
+    epp_cluster_role_name: str = ""
     #: The process's one session for calls to workers (LoRA loads); its owner closes it.
     http: HttpClient = field(default_factory=HttpClient)
     _recorders: dict[str, EventRecorder] = field(default_factory=dict)

@@ -64,6 +64,7 @@ class OperatorOptions:
     model_express_url: str = ""
     prometheus_endpoint: str = ""
     planner_cluster_role_name: str = ""
+    epp_cluster_role_name: str = ""
     dgdr_profiling_cluster_role_name: str = ""
     mpi_run_ssh_secret_name: str = OperatorSettings.mpi_run_secret_name
     #: "" : the operator's own namespace when it runs in a pod, else each graph's namespace.
@@ -293,6 +294,8 @@ def build_parser() -> argparse.ArgumentParser:
           help="Prometheus endpoint for planners")
     infra.add_argument("--planner-cluster-role-name", default="",
           help="ClusterRole bound to planner service accounts (cluster-wide mode)")
+    infra.add_argument("--epp-cluster-role-name", default=OperatorOptions.epp_cluster_role_name,
+          help="ClusterRole bound to EPP service accounts (cluster-wide mode)")
     infra.add_argument("--dgdr-profiling-cluster-role-name", default="",
           help="ClusterRole bound to DGDR profiling jobs' service account (cluster-wide mode;"
                " default: a Role of the request's namespace)")
@@ -405,6 +408,7 @@ def parse_options(argv: Sequence[str]) -> OperatorOptions:
         prometheus_endpoint=a.prometheus_endpoint,
         planner_cluster_role_name=a.planner_cluster_role_name,
         dgdr_profiling_cluster_role_name=a.dgdr_profiling_cluster_role_name,
+        epp_cluster_role_name=a.epp_cluster_role_name,
         mpi_run_ssh_secret_name=a.mpi_run_ssh_secret_name,
         mpi_run_ssh_secret_namespace=a.mpi_run_ssh_secret_namespace or _own_namespace(),
         ingress_controller_class_name=a.ingress_controller_class_name,

@@ -166,6 +166,7 @@ async def run(options: OperatorOptions) -> int:
         default_workers=options.default_workers,
         planner_cluster_role_name=options.planner_cluster_role_name,
         dgdr_profiling_cluster_role_name=options.dgdr_profiling_cluster_role_name,
+        epp_cluster_role_name=options.epp_cluster_role_name,
         http=HttpClient(user_agent()))
     scope = NamespaceScope(manager, marker_lease(options))
     for register in REGISTRATIONS:

@@ -51,6 +51,21 @@ def test_a_planner_cluster_role_replaces_the_role_for_every_graph() -> None:
         "ClusterRole"
 
 
+def test_an_epp_cluster_role_replaces_the_epp_role() -> None:
+    services = {"Epp": {"componentType": "epp", "eppConfig": {"config": {}}},
+                "W": {"componentType": "worker"}}
+    desired = graph_children(graph(services), WITH_POOL,
+                             epp_cluster_role="dynamo-operator-epp")
+    children = objects(desired)
+    assert ("Role", "epp-role") not in children
+    binding = children[("RoleBinding", "epp-serviceaccount-binding")]
+    assert binding.write is Write.UNOWNED
+    assert binding.obj["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io",
+                                      "kind": "ClusterRole", "name": "dynamo-operator-epp"}
+    assert binding.obj["subjects"] == [{"kind": "ServiceAccount", "name": "epp-serviceaccount",
+                                        "namespace": graph(services).metadata["namespace"]}]
+
+
 def test_a_graph_without_planner_or_epp_has_no_shared_accounts() -> None:
     kinds = {k for k, _ in objects(graph_children(graph({"W": {"componentType": "worker"}}),
                                                   SETTINGS))}

@@ -162,6 +162,19 @@ def test_cluster_wide_binds_the_workload_cluster_roles_by_name() -> None:
         assert any(a.endswith("=" + role) for a in args)
 
 
+def test_cluster_wide_binds_the_epp_to_its_cluster_role() -> None:
+    """The original's chart makes the ClusterRole `<fullname>-epp` in cluster-wide mode."""
+    docs = render()
+    [role] = [d for d in docs if d["kind"] == "ClusterRole"
+              and d["metadata"]["name"] == "dynamo-operator-epp"]
+    assert {"apiGroups": ["inference.networking.k8s.io"],
+            "resources": ["inferencepools", "inferencepools/status"],
+            "verbs": ["get", "list", "watch"]} in role["rules"]
+    options = parse_options(operator_container(docs)["args"])
+    assert options is not None
+    assert options.epp_cluster_role_name == "dynamo-operator-epp"
+
+
 @pytest.mark.parametrize("name", sorted(VALUE_SETS))
 def test_the_deployment_args_are_the_operators_flags(name: str) -> None:
     docs = render(*VALUE_SETS[name])

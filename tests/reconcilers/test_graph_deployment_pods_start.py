@@ -133,6 +133,26 @@ async def test_epp_config_map_pool_and_account(client: KubeClient, kubeconfig: P
         assert await quiet_writes(cluster) == 0, cluster.stats.snapshot()
 
 
+async def test_epp_bound_to_the_cluster_role_recreates_a_role_binding(
+        client: KubeClient, kubeconfig: Path) -> None:
+    services = {"Epp": {"componentType": "epp", "eppConfig": {"config": {}}},
+                "Worker": {"componentType": "worker"}}
+    settings = OperatorSettings(inference_pool_enabled=True)
+    # Namespace-restricted first: the binding refers to the Role epp-role.
+    async with operator(kubeconfig, settings):
+        await client.create(GRAPH_DEPLOYMENTS, graph(services=services))
+        await eventually(lambda: client.get(ROLE_BINDINGS, NS, "epp-serviceaccount-binding"))
+    # Cluster-wide: roleRef is immutable, so the binding is recreated to the ClusterRole.
+    async with operator(kubeconfig, settings, epp_cluster_role_name="dynamo-operator-epp"):
+        async def bound() -> Any:
+            found = await client.get(ROLE_BINDINGS, NS, "epp-serviceaccount-binding")
+            return found if found["roleRef"]["kind"] == "ClusterRole" else None
+        binding = await eventually(bound)
+        assert binding["roleRef"] == {"apiGroup": "rbac.authorization.k8s.io",
+                                      "kind": "ClusterRole", "name": "dynamo-operator-epp"}
+        assert not binding["metadata"].get("ownerReferences")
+
+
 async def test_epp_without_the_inference_pool_api_fails_saying_so(
         client: KubeClient, kubeconfig: Path) -> None:
     services = {"Epp": {"componentType": "epp", "eppConfig": {"config": {}}}}

@@ -61,6 +61,12 @@ def test_dgdr_profiling_cluster_role_is_an_option() -> None:
     assert options.unsupported == []
 
 
+def test_epp_cluster_role_is_an_option() -> None:
+    assert parse_options(IN_POD).epp_cluster_role_name == ""
+    options = parse_options([*IN_POD, "--epp-cluster-role-name=dynamo-operator-epp"])
+    assert options.epp_cluster_role_name == "dynamo-operator-epp"
+
+
 def test_webhook_flags() -> None:
     options = parse_options(IN_POD)
     assert options.enable_webhooks is False

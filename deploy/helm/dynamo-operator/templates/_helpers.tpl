@@ -54,6 +54,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "%s-planner" (include "dynamo-operator.fullname" .) }}
 {{- end }}
 
+{{- define "dynamo-operator.eppClusterRole" -}}
+{{- printf "%s-epp" (include "dynamo-operator.fullname" .) }}
+{{- end }}
+
 {{- define "dynamo-operator.profilingClusterRole" -}}
 {{- printf "%s-dgdr-profiling" (include "dynamo-operator.fullname" .) }}
 {{- end }}

@@ -102,13 +102,14 @@ permissions (the escalation check) - this avoids granting `escalate`.
 - apiGroups: [""]
   resources: [nodes]
   verbs: [list]
-# RoleBindings to the planner's and profiling ClusterRoles, without holding their permissions.
+# RoleBindings to the planner's, profiling and EPP ClusterRoles, without holding their permissions.
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [clusterroles]
   verbs: [bind]
   resourceNames:
   - {{ include "dynamo-operator.plannerClusterRole" . }}
   - {{ include "dynamo-operator.profilingClusterRole" . }}
+  - {{ include "dynamo-operator.eppClusterRole" . }}
 {{- else }}
 # The namespace-scope marker Lease, claimed at start, renewed, deleted at a clean stop.
 - apiGroups: [coordination.k8s.io]
@@ -188,4 +189,21 @@ and, namespace-restricted, the Role planner-role the operator creates
 - apiGroups: [""]
   resources: [pods]
   verbs: [get]
+{{- end }}
+
+{{/* The EPP's permissions: the ClusterRole bound to epp-serviceaccount (cluster-wide) and,
+namespace-restricted, the Role epp-role the operator creates (backends/shared_rbac.py). */}}
+{{- define "dynamo-operator.eppRules" -}}
+- apiGroups: [inference.networking.k8s.io]
+  resources: [inferencepools, inferencepools/status]
+  verbs: [get, list, watch]
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [get, list, watch]
+- apiGroups: [discovery.k8s.io]
+  resources: [endpointslices]
+  verbs: [get, list, watch]
+- apiGroups: [nvidia.com]
+  resources: [dynamoworkermetadatas]
+  verbs: [get, list, watch]
 {{- end }}
