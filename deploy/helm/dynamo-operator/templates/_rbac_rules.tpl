@@ -40,11 +40,12 @@ permissions (the escalation check) - this avoids granting `escalate`.
   - dynamocomponentdeployments/finalizers
   - dynamographdeploymentrequests/finalizers
   verbs: [update]
-# Delegated: the EPP's Role reads worker metadata{{ if $restricted }}; the planner's Role writes it{{ end }}.
+{{- if $restricted }}
+# Delegated: the EPP's Role reads worker metadata; the planner's Role writes it. Cluster-wide,
+# both are bound to ClusterRoles instead (bind, below).
 - apiGroups: [nvidia.com]
   resources: [dynamoworkermetadatas]
-  verbs: [get, list, watch{{ if $restricted }}, create, update, patch, delete{{ end }}]
-{{- if $restricted }}
+  verbs: [get, list, watch, create, update, patch, delete]
 # Delegated: the planner's Role scales through the adapters' scale subresource.
 - apiGroups: [nvidia.com]
   resources: [dynamographdeploymentscalingadapters/scale]
@@ -121,13 +122,16 @@ permissions (the escalation check) - this avoids granting `escalate`.
   resourceNames: [dynamo-operator-namespace-scope]
 {{- end }}
 {{- if .Values.inferencePool.enabled }}
-# InferencePools of EPP components (child writer); status read is delegated to the EPP Role.
+# InferencePools of EPP components (child writer).
 - apiGroups: [inference.networking.k8s.io]
   resources: [inferencepools]
   verbs: [get, list, watch, create, update, patch, delete]
+{{- if $restricted }}
+# Delegated: the EPP's Role reads the pools' status (cluster-wide, its ClusterRole does).
 - apiGroups: [inference.networking.k8s.io]
   resources: [inferencepools/status]
   verbs: [get, list, watch]
+{{- end }}
 {{- end }}
 {{- if .Values.grove.enabled }}
 # Grove: the graph's PodCliqueSet (child writer); cliques and scaling groups are read for
