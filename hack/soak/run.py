@@ -11,8 +11,9 @@ replica takes its place), pod kills and a node going NotReady for a while.
 Figures: graphs converged after the faults stop (successful at their generation), duplicate
 children (two DCDs for one service of a graph, two Deployments for one DCD), children left
 whose controller owner is gone, planted user objects changed or lost, sample windows in which
-two replicas wrote, replica exits that were not injected, RSS and queue-depth slopes, and the
-writes of a settled, idle operator.
+two replicas wrote, replica exits that were not injected, RSS and queue-depth slopes per
+leadership term (hack/soak/growth.py), the queue depth once settled, and the writes of a
+settled, idle operator.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ import signal
 import socket
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import aiohttp
 
 from controller.client import ClientConfig, KubeClient
 from controller.errors import ApiError
@@ -37,6 +40,7 @@ from controller.resource import Resource
 from hack.fuzz.session import install_crds
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import LocalCluster
+from hack.soak.growth import Growth, Sample, queue_depth, rss_bytes
 
 Json = dict[str, Any]
 NS = "soak"
@@ -76,6 +80,9 @@ class SoakConfig:
     node_down_every: float = 25.0
     settle: float = 90.0
     idle_window: float = 5.0
+    #: Seconds of each leadership term left out of the growth slopes (caches filling).
+    growth_warmup: float = 60.0
+    growth_sample_every: float = 2.0
     seed: int = 1
 
 
@@ -86,7 +93,6 @@ class Replica:
     probes: int
     metrics: int
     killed: bool = False
-    rss: list[tuple[float, int]] = field(default_factory=list)
 
 
 def _free_port() -> int:
@@ -125,6 +131,7 @@ class Soak:
         self.double_writer_windows = 0
         self.user_objects: dict[tuple[str, str], str] = {}
         self.kube: KubeClient | None = None
+        self.growth = Growth(warmup=config.growth_warmup)
 
     # --- replicas --------------------------------------------------------------------------
 
@@ -153,8 +160,8 @@ class Soak:
         assert self.kube is not None
         try:
             lease = await self.kube.get(LEASES, NS, LEASE)
-        except ApiError:
-            return None
+        except (ApiError, aiohttp.ClientError, OSError):
+            return None  # the API server may be down for an injected restart
         holder = str((lease.get("spec") or {}).get("holderIdentity") or "")
         for replica in self.replicas:
             if replica.proc.returncode is None and holder.startswith(replica.name):
@@ -179,7 +186,8 @@ class Soak:
                      self.cluster.faults.error(429, fraction=self.config.error_rate / 2)]
             tasks = [asyncio.create_task(self.churn(deadline)),
                      asyncio.create_task(self.faults(deadline)),
-                     asyncio.create_task(self.watch_writers(deadline))]
+                     asyncio.create_task(self.watch_writers(deadline)),
+                     asyncio.create_task(self.sample_growth(deadline))]
             try:
                 await asyncio.gather(*tasks)
             finally:
@@ -352,11 +360,20 @@ class Soak:
             if len(writers) > 1:
                 self.double_writer_windows += 1
             before = after
-            for replica in self.replicas:
-                if replica.proc.returncode is None:
-                    rss = _rss(replica.proc.pid)
-                    if rss:
-                        replica.rss.append((time.monotonic(), rss))
+
+    async def sample_growth(self, deadline: float) -> None:
+        """Every few seconds: each live replica's RSS, and the leader's queue depth."""
+        async with aiohttp.ClientSession() as session:
+            while time.monotonic() < deadline:
+                leader = await self.leader()
+                for replica in list(self.replicas):
+                    rss = rss_bytes(replica.proc.pid) if replica.proc.returncode is None else 0
+                    if not rss:
+                        continue
+                    is_leader = replica is leader
+                    depth = await queue_depth(session, replica.metrics) if is_leader else None
+                    self.growth.add(replica.name, Sample(time.monotonic(), rss, is_leader, depth))
+                await asyncio.sleep(self.config.growth_sample_every)
 
     def _writes_by_replica(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -401,13 +418,17 @@ class Soak:
                 touched.append(f"{kind} {name} changed")
         self.cluster.stats.reset()
         await asyncio.sleep(self.config.idle_window)
+        settled_depth = None
+        leader = await self.leader()
+        if leader is not None:
+            async with aiohttp.ClientSession() as session:
+                settled_depth = await queue_depth(session, leader.metrics)
         idle = sum(self._writes_by_replica().values())
         idle_by = sorted({f"{r['verb']} {r['resource']}" for r in self.cluster.stats.snapshot()
                           if r["verb"] in WRITE_VERBS and "leases" not in str(r["resource"])
                           and str(r["userAgent"]).startswith("dynamo-operator")})
         restarts = [r.name for r in self.replicas
                     if r.proc.returncode is not None and not r.killed]
-        slopes = [_slope(r.rss) for r in self.replicas if len(r.rss) > 5]
         tracebacks = sum((self.work / f"{r.name}.log").read_text().count('"exception"')
                          for r in self.replicas)
         return {
@@ -417,7 +438,7 @@ class Soak:
             "userObjectsTouched": len(touched), "doubleWriterWindows": self.double_writer_windows,
             "unexpectedRestarts": len(restarts),
             "injectedKills": sum(1 for r in self.replicas if r.killed),
-            "rssSlopeMiBPerMin": round(max(slopes, default=0.0) / 2**20, 2),
+            **self.growth.figures(), "queueDepthSettled": settled_depth,
             "idleWrites": idle, "tracebacks": tracebacks,
             "actions": dict(sorted(self.counts.items())),
             "details": {"duplicates": duplicates[:10], "orphans": orphans[:10],
@@ -464,25 +485,6 @@ def _duplicates(objs: list[Json], key: Any) -> list[str]:
     return out
 
 
-def _rss(pid: int) -> int:
-    with contextlib.suppress(OSError), open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-def _slope(points: list[tuple[float, int]]) -> float:
-    """Least-squares slope, bytes per minute."""
-    n = len(points)
-    mx = sum(t for t, _ in points) / n
-    my = sum(v for _, v in points) / n
-    var = sum((t - mx) ** 2 for t, _ in points)
-    if var == 0:
-        return 0.0
-    return 60.0 * sum((t - mx) * (v - my) for t, v in points) / var
-
-
 def broken(figures: Json) -> list[str]:
     """The invariants a soak must keep, as messages for those it broke."""
     checks = {"convergedPercent": figures["convergedPercent"] == 100.0,
@@ -491,5 +493,6 @@ def broken(figures: Json) -> list[str]:
               "doubleWriterWindows": figures["doubleWriterWindows"] == 0,
               "unexpectedRestarts": figures["unexpectedRestarts"] == 0,
               "idleWrites": figures["idleWrites"] == 0,
+              "queueDepthSettled": figures["queueDepthSettled"] in (0, None),
               "tracebacks": figures["tracebacks"] == 0}
     return [f"{name} = {figures[name]}" for name, ok in checks.items() if not ok]

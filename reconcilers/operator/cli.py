@@ -20,6 +20,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from reconcilers.operator.render import main as render
 
         return render(args[1:])
+    # Before anything imports kubernetes_asyncio: the process needs its transport and
+    # kubeconfig loaders, not the generated client (about 30 MiB).
+    from controller import lean_imports
+
+    lean_imports.install()
     from reconcilers.operator.process import main as run
 
     return run(args)
