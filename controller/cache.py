@@ -41,6 +41,8 @@ class Cache:
         # Keyed as informers are, so that a Resource spelled with another kind still matches.
         self._by_object = {_identity(r): t for r, t in (by_object or {}).items()}
         self._informers: dict[InformerKey, Informer] = {}
+        #: The informer reads of a resource go to, once it synced (see `_synced`).
+        self._readers: dict[Resource, Informer] = {}
         self._to_start: asyncio.Queue[Informer] = asyncio.Queue()
         self._running = False
 
@@ -99,7 +101,10 @@ class Cache:
 
     async def get(self, resource: Resource, namespace: str | None, name: str) -> Json:
         """The cached object; NotFound if the cache does not hold it."""
-        obj = await self.get_or_none(resource, namespace, name)
+        informer = self._readers.get(resource)
+        if informer is None or not informer.has_synced:
+            informer = await self._synced(resource)
+        obj = informer.store.get(namespace if resource.namespaced else None, name)
         if obj is None:
             raise NotFound(message=f'{resource.plural} "{name}" not found')
         return obj
@@ -107,7 +112,9 @@ class Cache:
     async def get_or_none(self, resource: Resource, namespace: str | None,
                           name: str) -> Json | None:
         """The cached object, or None if the cache does not hold it."""
-        informer = await self._synced(resource)
+        informer = self._readers.get(resource)
+        if informer is None or not informer.has_synced:
+            informer = await self._synced(resource)
         return informer.store.get(namespace if resource.namespaced else None, name)
 
     async def list(self, resource: Resource, namespace: str | None = None, *,
@@ -127,6 +134,8 @@ class Cache:
         informer = self.informer(resource)
         if not informer.has_synced:
             await informer.wait_for_sync()
+        # Reads are most of what a reconcile does: later ones skip the key building above.
+        self._readers[resource] = informer
         return informer
 
 

@@ -14,13 +14,23 @@ from pathlib import Path
 from typing import Any
 
 from hack.localcluster.simulation import SimulationConfig
+from hack.localcluster.simulation.config import NodeSpec
 from hack.localcluster.testing import running_cluster
 from hack.soak.run import Soak, SoakConfig, broken
 
 
+def nodes_for(graphs: int) -> list[NodeSpec]:
+    """Room for every pod the churn can ask for (a graph's frontend and up to two decode
+    replicas, a profiling Job, a model's pods), twice over: a graph left pending because
+    the simulated nodes are full would measure the test bed, not the operator."""
+    count = max(4, -(-graphs * 8 // 110))
+    return [NodeSpec(name=f"soak-node-{i}", cpu="10000", memory="100Ti", pods=110, gpus=64,
+                     zone=f"zone-{'ab'[i % 2]}") for i in range(count)]
+
+
 async def soak(config: SoakConfig, work: Path) -> dict[str, Any]:
-    async with running_cluster(work, bookmark_interval=0.2,
-                               simulation=SimulationConfig()) as cluster:
+    simulation = SimulationConfig(nodes=nodes_for(config.graphs))
+    async with running_cluster(work, bookmark_interval=0.2, simulation=simulation) as cluster:
         return await Soak(cluster, work / "kubeconfig", work, config).run()
 
 

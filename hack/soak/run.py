@@ -27,6 +27,7 @@ import signal
 import socket
 import sys
 import time
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -132,6 +133,7 @@ class Soak:
         self.user_objects: dict[tuple[str, str], str] = {}
         self.kube: KubeClient | None = None
         self.growth = Growth(warmup=config.growth_warmup)
+        self.unconverged: list[str] = []
 
     # --- replicas --------------------------------------------------------------------------
 
@@ -442,7 +444,8 @@ class Soak:
             "idleWrites": idle, "tracebacks": tracebacks,
             "actions": dict(sorted(self.counts.items())),
             "details": {"duplicates": duplicates[:10], "orphans": orphans[:10],
-                        "touched": touched, "restarts": restarts, "idleWrites": idle_by},
+                        "touched": touched, "restarts": restarts, "idleWrites": idle_by,
+                        "unconverged": dict(Counter(self.unconverged).most_common(10))},
         }
 
     async def _converge(self, kube: KubeClient) -> tuple[int, int]:
@@ -455,6 +458,7 @@ class Soak:
             profiled = all((r.get("status") or {}).get("state") in ("Ready", "Failed")
                            for r in requests)
             if (done == len(graphs) and profiled) or time.monotonic() > deadline:
+                self.unconverged = sorted(_why_not(g) for g in graphs if not _converged(g))
                 return done, len(graphs)
             await asyncio.sleep(0.5)
 
@@ -463,6 +467,17 @@ def _converged(graph: Json) -> bool:
     status = graph.get("status") or {}
     return bool(status.get("state") == "successful"
                 and status.get("observedGeneration") == graph["metadata"].get("generation"))
+
+
+def _why_not(graph: Json) -> str:
+    """What a graph that did not converge says of itself: state, and its Ready condition."""
+    status = graph.get("status") or {}
+    ready: Json = next((c for c in status.get("conditions") or [] if c.get("type") == "Ready"),
+                       {})
+    stale = status.get("observedGeneration") != graph["metadata"].get("generation")
+    message = str(ready.get("message", ""))[:160]
+    return (f"{status.get('state', '-')}{' (stale generation)' if stale else ''}: "
+            f"{ready.get('reason', '-')}: {message}")
 
 
 def _owner(obj: Json) -> str:

@@ -4,8 +4,9 @@ Ingress, and whether it is available.
 A reconcile, from the cached DCD alone (level-based; it never depends on the event that woke
 it):
 
-1. Gone: stop. Terminating: release our finalizer if it carries one and stop; a terminating
-   DCD never gets children created or updated.
+1. Gone: stop. Terminating: if it carries our finalizer, delete its etcd discovery keys
+   (`etcd_keys`; an etcd error keeps the finalizer and is retried), release the finalizer
+   and stop; a terminating DCD never gets children created or updated.
 2. Invalid spec (conversion or api.validation): condition `Valid=False` naming the field,
    a Warning event when that is news, and stop *without* an error: retrying cannot help until
    the spec changes, and a spec change is a new event.
@@ -15,7 +16,9 @@ it):
 4. Status: `Valid`, `Available` (component_readiness, plus the first stuck pod's story),
    `DynamoComponentReady` (mirrors Available), `service`, `observedGeneration`; written only
    when it changed, and while not available only when more than messages and rollout counts
-   moved (`machinery.progress`).
+   moved (`machinery.progress`). A not-available status with nothing wrong (`_is_intermediate`)
+   is held for a moment (`machinery.status_pacer`): a Deployment available within it makes the
+   DCD's first status its Available one.
 
 Events: the ChildWriter's create/update/delete events, and Warnings when a failure condition
 first appears. A no-op reconcile makes no write and no event.
@@ -43,6 +46,7 @@ from controller.informer import Transform
 from controller.manager import Manager
 from controller.reconcile import Request, Result
 from controller.resource import Resource
+from reconcilers.component import etcd_keys
 from reconcilers.component.children import (
     desired_children,
     index_service_accounts,
@@ -68,7 +72,12 @@ from reconcilers.machinery import availability
 from reconcilers.machinery.children import Synced
 from reconcilers.machinery.conditions import get_condition, set_condition
 from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
-from reconcilers.machinery.finalizer import ensure_finalizer, is_deleting, release_finalizer
+from reconcilers.machinery.finalizer import (
+    ensure_finalizer,
+    has_finalizer,
+    is_deleting,
+    release_finalizer,
+)
 from reconcilers.machinery.mpi_secret import mpi_source
 from reconcilers.machinery.progress import only_progress
 from reconcilers.machinery.resources import (
@@ -79,6 +88,7 @@ from reconcilers.machinery.resources import (
     SECRETS,
     SERVICES,
 )
+from reconcilers.machinery.status_pacer import StatusPacer
 from reconcilers.machinery.status_writer import write_status
 
 Json = dict[str, Any]
@@ -130,20 +140,25 @@ def _changed(old: Json | None, new: Json) -> bool:
 class ComponentDeploymentReconciler:
     """Reconciles DCDs; build one per operator context (see `register`)."""
 
-    def __init__(self, ctx: OperatorContext) -> None:
+    def __init__(self, ctx: OperatorContext, pacer: StatusPacer | None = None) -> None:
         self.ctx = ctx
         self.writer = ctx.children(NAME)
         self.recorder = ctx.recorder(NAME)
+        self.pacer = StatusPacer() if pacer is None else pacer
 
     async def reconcile(self, request: Request) -> Result | None:
         cache, client = self.ctx.cache, self.ctx.client
         obj = await cache.get_or_none(COMPONENT_DEPLOYMENTS, request.namespace, request.name)
         if obj is None:
+            self.pacer.clear(request)
             return None
         if is_deleting(obj):
-            # Kubernetes discovery needs no cleanup; the original's etcd key removal applies
-            # only to the etcd backend, which this operator does not write to. A finalizer an
-            # older version added to every DCD is released here too.
+            self.pacer.clear(request)
+            # With etcd discovery the component's keys go first (etcd_keys); an etcd error
+            # keeps the finalizer and is retried with backoff. Kubernetes discovery needs no
+            # cleanup; a finalizer an older version added to every DCD is released too.
+            if has_finalizer(obj):
+                await etcd_keys.clean_up(self.ctx.http, self.ctx.settings, self.recorder, obj)
             await release_finalizer(client, COMPONENT_DEPLOYMENTS, obj)
             return None
         status = copy.deepcopy(obj.get("status") or {})
@@ -198,13 +213,13 @@ class ComponentDeploymentReconciler:
                 raise TerminalError(str(err), reason=availability.RECONCILE_FAILED) from None
             raise
         readiness, service = await self._readiness(obj, dcd, desired, synced)
-        await self._finish(obj, status, [valid, _available(readiness)], set_service=True,
-                           service=service)
+        held = await self._finish(obj, status, [valid, _available(readiness)], set_service=True,
+                                  service=service, pace=True)
         if synced.not_owned:
             # Deleting someone else's object wakes nobody: look again now and then.
             raise TerminalError(readiness.message, reason=availability.NAME_CONFLICT,
                                 retry_after=NOT_OWNED_RETRY)
-        return None
+        return Result(requeue_after=held) if held > 0 else None
 
     async def _readiness(self, obj: Json, dcd: DynamoComponentDeployment,
                          desired: DesiredChildren, synced: Synced
@@ -231,10 +246,12 @@ class ComponentDeploymentReconciler:
         return readiness, service
 
     async def _finish(self, obj: Json, status: Json, conds: list[Cond], *,
-                      set_service: bool = False, service: Json | None = None) -> None:
+                      set_service: bool = False, service: Json | None = None,
+                      pace: bool = False) -> float:
         """Write the status if it changed, then a Warning for each failure that is news.
         `status.service` is replaced only with `set_service` (kept when the workload was not
-        looked at)."""
+        looked at). With `pace` (a reconcile that went through: failures are written at
+        once), an intermediate status may be held: the seconds it still is (0: none held)."""
         generation = obj["metadata"].get("generation")
         old_conditions = list(status.get("conditions") or [])
         conditions = old_conditions
@@ -253,14 +270,24 @@ class ComponentDeploymentReconciler:
         elif set_service:
             # Never an empty ServiceReplicaStatus: its "" kind is outside the CRD's enum.
             status.pop("service", None)
-        if _only_progress(obj.get("status") or {}, status):
-            return
-        if await write_status(self.ctx.client, COMPONENT_DEPLOYMENTS, obj, status) is None:
-            return
+        current = obj.get("status") or {}
+        key = Request(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
+        if status == current or _only_progress(current, status):
+            self.pacer.clear(key)
+            return 0.0
+        if pace and _is_intermediate(current, status):
+            wait = self.pacer.hold(key)
+            if wait > 0:
+                return wait
+        written = await write_status(self.ctx.client, COMPONENT_DEPLOYMENTS, obj, status)
+        self.pacer.clear(key)
+        if written is None:
+            return 0.0
         for c in conds:
             if c.reason in WARNING_REASONS and _changed(get_condition(old_conditions, c.type),
                                                         get_condition(conditions, c.type) or {}):
                 await self.recorder.warning(obj, c.reason, c.message)
+        return 0.0
 
 
 def _only_progress(current: Json, status: Json) -> bool:
@@ -270,6 +297,26 @@ def _only_progress(current: Json, status: Json) -> bool:
     return (available.get("status") == "False"
             and available.get("reason") not in WARNING_REASONS
             and only_progress(current, status))
+
+
+def _is_intermediate(current: Json, status: Json) -> bool:
+    """A step on the way, worth holding for a moment (`machinery.status_pacer`): not
+    available only because the workload is not ready yet, before and now (or no status yet),
+    at the same generation and with the same Valid condition. Becoming available, a problem
+    (a stuck pod), a failure, a new generation or new validation warnings are written at once."""
+    new = get_condition(status.get("conditions"), AVAILABLE) or {}
+    if new.get("status") != "False" or new.get("reason") not in availability.NOT_READY_YET:
+        return False
+    old = get_condition(current.get("conditions"), AVAILABLE)
+    if old is not None and (old.get("status") != "False"
+                            or old.get("reason") not in availability.NOT_READY_YET):
+        return False
+    if current.get("observedGeneration") not in (None, status.get("observedGeneration")):
+        return False
+    old_valid = get_condition(current.get("conditions"), VALID)
+    new_valid = get_condition(status.get("conditions"), VALID) or {}
+    return old_valid is None or all(old_valid.get(k) == new_valid.get(k)
+                                    for k in ("status", "reason", "message"))
 
 
 def needs_finalizer(dcd: DynamoComponentDeployment, settings: OperatorSettings) -> bool:

@@ -19,7 +19,10 @@ A reconcile, computed from the cluster alone:
    a graph this cluster cannot run) is a `failed` state and a TerminalError; API errors are
    retried;
 7. status written only when it differs, and while pending only when more than messages and
-   rollout counts moved (`machinery.progress`), then one event if the state changed.
+   rollout counts moved (`machinery.progress`), then one event if the state changed; a pending
+   status with nothing wrong (`status.is_intermediate`) is held for a moment
+   (`machinery.status_pacer`) so that DCDs reporting together make one write, and a graph
+   ready within that moment gets no pending status at all.
 """
 
 from __future__ import annotations
@@ -53,6 +56,7 @@ from reconcilers.graph.status import (
     Verdict,
     failed,
     graph_status,
+    is_intermediate,
     summarize,
     transition_event,
 )
@@ -69,6 +73,7 @@ from reconcilers.machinery.resources import (
     SECRETS,
     resource_for,
 )
+from reconcilers.machinery.status_pacer import StatusPacer
 from reconcilers.machinery.status_writer import write_status
 
 Json = dict[str, Any]
@@ -81,18 +86,21 @@ CLAIM_INDEX = "graph-claims"
 class GraphDeploymentReconciler:
     """Reconciles one DynamoGraphDeployment per call."""
 
-    def __init__(self, ctx: OperatorContext) -> None:
+    def __init__(self, ctx: OperatorContext, pacer: StatusPacer | None = None) -> None:
         self.ctx = ctx
         self.writer: ChildWriter = ctx.children(NAME)
+        self.pacer = StatusPacer() if pacer is None else pacer
 
     async def reconcile(self, request: Request) -> Result | None:
         live = await self.ctx.cache.get_or_none(GRAPH_DEPLOYMENTS, request.namespace,
                                                 request.name)
         if live is None:
+            self.pacer.clear(request)
             return None
         if is_deleting(live):
             # Children go with the graph through their owner references; touching them now
             # would recreate what the garbage collector is removing.
+            self.pacer.clear(request)
             await release_finalizer(self.ctx.client, GRAPH_DEPLOYMENTS, live)
             return None
         try:
@@ -117,8 +125,7 @@ class GraphDeploymentReconciler:
                 verdict = failed(RECONCILE_FAILED, str(error))
                 await self._finish(before, live, verdict, None, _restart_of(live))
             raise
-        await self._finish(before, live, verdict, readiness, restart)
-        return None
+        return await self._finish(before, live, verdict, readiness, restart, pace=True)
 
     async def _sync(self, live: Json, dgd: DynamoGraphDeployment
                     ) -> tuple[Json, Verdict, list[ServiceReadiness], Json | None]:
@@ -158,14 +165,25 @@ class GraphDeploymentReconciler:
         return live, summarize(readiness), readiness, plan.status
 
     async def _finish(self, before: Json, live: Json, verdict: Verdict,
-                      readiness: list[ServiceReadiness] | None, restart: Json | None) -> None:
-        """Write the status if it changed; then the event of the transition, if any."""
+                      readiness: list[ServiceReadiness] | None, restart: Json | None,
+                      pace: bool = False) -> Result | None:
+        """Write the status if it changed; then the event of the transition, if any. With
+        `pace` (a reconcile that went through: failures are written at once), an intermediate
+        status is written once its hold is over, and until then the answer asks for a
+        reconcile at that time."""
         generation = int(live["metadata"].get("generation") or 0)
         status = graph_status(live.get("status"), verdict, generation, readiness, restart)
         current = live.get("status") or {}
+        key = Request(live["metadata"].get("namespace", ""), live["metadata"]["name"])
         if status == current or (verdict.state == PENDING and only_progress(current, status)):
-            return  # unchanged, or only a pending graph's messages and rollout counts moved
+            self.pacer.clear(key)
+            return None  # unchanged, or only a pending graph's messages and rollout counts moved
+        if pace and is_intermediate(current, status):
+            wait = self.pacer.hold(key)
+            if wait > 0:
+                return Result(requeue_after=wait)
         await self._save_status(live, status)
+        self.pacer.clear(key)
         event = transition_event(before.get("status"), status)
         if event is not None:
             warning, reason, message = event
@@ -173,6 +191,7 @@ class GraphDeploymentReconciler:
             await (recorder.warning if warning else recorder.normal)(live, reason, message)
         if (before.get("status") or {}).get("state") != status["state"]:
             log.info("state changed", state=status["state"], reason=verdict.reason)
+        return None
 
     async def _save_status(self, live: Json, status: Json) -> Json:
         # Carries the resourceVersion we computed from: a graph changed meanwhile answers 409

@@ -4,7 +4,7 @@ Pure functions. `summarize` turns the readiness of every service into the state 
 reason and message; `graph_status` builds the whole status from the previous one, so that an
 unchanged situation gives an identical status (and no write) and the condition's
 lastTransitionTime only moves when Ready flips. `transition_event` says which event, if any, a
-status change deserves.
+status change deserves; `is_intermediate` whether a status is only a step on the way.
 """
 
 from __future__ import annotations
@@ -124,3 +124,23 @@ def transition_event(previous: Json | None, status: Json) -> tuple[bool, str, st
     if before.get("state") == state:
         return None
     return (False, "Ready", message) if state == SUCCESSFUL else (False, "NotReady", message)
+
+
+#: Ready reasons of a graph that is only on its way: nothing failed, nothing is stuck.
+ON_THE_WAY = frozenset({NOT_READY, ROLLING_UPDATE})
+
+
+def is_intermediate(current: Json, status: Json) -> bool:
+    """Whether `status` is a step on the way, worth holding for a moment before it is written
+    (`machinery.status_pacer`): the graph is pending and was pending (or had no status) at
+    the same generation, with nothing wrong before or now, and no restart news. A new state,
+    generation or restart, and any failure or problem, are written at once."""
+    if status.get("state") != PENDING or current.get("state") not in (None, PENDING):
+        return False
+    if current.get("observedGeneration") not in (None, status.get("observedGeneration")):
+        return False
+    if current.get("restart") != status.get("restart"):
+        return False
+    new = get_condition(status.get("conditions"), READY) or {}
+    old = get_condition(current.get("conditions"), READY)
+    return new.get("reason") in ON_THE_WAY and (old is None or old.get("reason") in ON_THE_WAY)

@@ -44,7 +44,10 @@ class OperatorOptions:
 
     kubeconfig: Path | None = None
     kube_context: str | None = None
-    kube_api_qps: float = ClientConfig.qps or 0.0
+    #: No client-side limit by default, as controller-runtime since its PR #3119: the API
+    #: server's Priority and Fairness protects it, and a 20 QPS limit kept 1,000 objects
+    #: waiting 49 s for their writes (hack.bench.runtime). The flag restores a limit.
+    kube_api_qps: float = 0.0
     kube_api_burst: int = ClientConfig.burst
     restricted_namespace: str | None = None
     leader_elect: bool = True
@@ -288,7 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     infra.add_argument("--nats-address", "--natsAddr", dest="nats_address", default="",
           help="NATS server address")
     infra.add_argument("--etcd-address", "--etcdAddr", dest="etcd_address", default="",
-          help="etcd endpoints")
+          help="etcd endpoints, comma-separated (injected into pods; the DCD finalizer "
+               "deletes etcd discovery keys through their v3 JSON gateway)")
     infra.add_argument("--model-express-url", type=_url, default="", help="model express URL")
     infra.add_argument("--prometheus-endpoint", type=_url, default="",
           help="Prometheus endpoint for planners")

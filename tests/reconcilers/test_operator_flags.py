@@ -24,7 +24,7 @@ def test_defaults() -> None:
     assert options.metrics_address == Address("", 8080)
     assert options.restricted_namespace is None
     assert options.discovery_backend == "kubernetes"
-    assert (options.kube_api_qps, options.kube_api_burst) == (20.0, 30)
+    assert (options.kube_api_qps, options.kube_api_burst) == (0.0, 30)
     config = manager_config(options)
     assert config.leader_election is not None
     assert (config.leader_election.name, config.leader_election.namespace) == (

@@ -4,9 +4,11 @@ For each N a fresh local cluster (simulation on, short delays, nodes with room f
 runs in this process, N three-service DGDs are created, and then the `dynamo-operator`
 process is started against it. Figures per N: seconds from the operator's start until every
 DGD is Ready; writes per graph the operator made (by its user agent) until then, against the
-minimum (one create per child object plus one status write per DGD and DCD); writes per
-minute while idle after that; and the operator's peak RSS (VmHWM). The last line printed is
-one JSON object with the figures.
+minimum (one create per child object plus one status write per DGD and DCD), with a
+breakdown by verb and resource and the status writes per object of each kind; events per graph
+against the issue's bound (one per child created plus one per state transition of the DGD:
+pending, then successful); writes per minute while idle after that; and the operator's peak
+RSS (VmHWM). The last line printed is one JSON object with the figures.
 """
 
 from __future__ import annotations
@@ -35,11 +37,13 @@ from hack.localcluster.simulation.config import SimulationConfig
 from hack.processes import cpu_seconds, free_port, peak_rss_mib
 
 from .graph import DCDS_PLURAL, DGDS, GROUP, NOT_CHILDREN, VERSION, graph, minimum_writes, nodes_for
+from .status_watch import StatusWatch
 
 ROOT = Path(__file__).resolve().parents[3]
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                 "CustomResourceDefinition", namespaced=False)
 NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
+DCDS = Resource(GROUP, VERSION, DCDS_PLURAL, "DynamoComponentDeployment")
 NAMESPACE = "bench-graphs"
 #: The operator's pod name for this run: its user agent ends in "(<pod>)", and only requests
 #: carrying it are counted, so a renamed product cannot make its writes vanish from the count.
@@ -114,6 +118,22 @@ def ready_count(cluster: LocalCluster) -> int:
                if (obj.get("status") or {}).get("state") == "successful")
 
 
+def event_writes(counts: Counter[str]) -> int:
+    """Event writes (core and events.k8s.io, created or patched into a series)."""
+    return sum(n for key, n in counts.items()
+               if key.split(" ", 1)[1] in ("events", "events.events.k8s.io"))
+
+
+def status_writes_per_object(counts: Counter[str], objects: dict[str, int]) -> dict[str, float]:
+    """Status writes per object of each kind that reports a status (resource -> count)."""
+    per: dict[str, float] = {}
+    for resource, count in sorted(objects.items()):
+        writes = sum(n for key, n in counts.items()
+                     if key.split(" ", 1)[1] == f"{resource}/status")
+        per[resource] = round(writes / count, 3) if count else 0.0
+    return per
+
+
 def writes_only(counts: Counter[str], keep: bool) -> int:
     """Writes to children and status (keep=True) or to events and leases (keep=False)."""
     return sum(n for key, n in counts.items()
@@ -161,6 +181,10 @@ async def run_size(args: argparse.Namespace, size: int, workdir: Path) -> dict[s
     try:
         kubeconfig = cluster.write_kubeconfig(workdir / f"kubeconfig-{size}")
         await seed(kubeconfig, size)
+        watcher = await KubeClient.connect(kubeconfig,
+                                           ClientConfig(qps=None, user_agent=SETUP_AGENT))
+        statuses = StatusWatch(watcher, NAMESPACE, [DGDS, DCDS])
+        await statuses.start()
         env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "POD_NAMESPACE")}
         env["POD_NAME"] = RUN_POD
         log_path = workdir / f"operator-{size}.log"
@@ -172,8 +196,10 @@ async def run_size(args: argparse.Namespace, size: int, workdir: Path) -> dict[s
                 stderr=asyncio.subprocess.STDOUT, env={**env, "PYTHONUNBUFFERED": "1"})
         try:
             return await measure(args, cluster, proc, size, started, log_path,
-                                 server_cpu_before)
+                                 server_cpu_before, statuses)
         finally:
+            await statuses.stop()
+            await watcher.close()
             if proc.returncode is None:
                 proc.terminate()
                 try:
@@ -187,7 +213,8 @@ async def run_size(args: argparse.Namespace, size: int, workdir: Path) -> dict[s
 
 async def measure(args: argparse.Namespace, cluster: LocalCluster,
                   proc: asyncio.subprocess.Process, size: int, started: float,
-                  log_path: Path, server_cpu_before: float) -> dict[str, Any]:
+                  log_path: Path, server_cpu_before: float,
+                  statuses: StatusWatch) -> dict[str, Any]:
     ready = 0
     while ready < size:
         if proc.returncode is not None:
@@ -203,9 +230,14 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
     await asyncio.sleep(args.settle)
     converge = operator_writes(cluster)
     children = Counter({r: live_count(cluster, r, owned=True) for r in created_resources(cluster)})
-    status_objects = live_count(cluster, f"{DGDS.plural}.{GROUP}") + live_count(
-        cluster, f"{DCDS_PLURAL}.{GROUP}")
+    reporting = {r: live_count(cluster, r)
+                 for r in (f"{DGDS.plural}.{GROUP}", f"{DCDS_PLURAL}.{GROUP}")}
+    status_objects = sum(reporting.values())
     minimum = minimum_writes(children, status_objects, size)
+    # The issue's bound on events: one per child created, one per DGD state transition
+    # (none -> pending -> successful).
+    events_bound = minimum["creates"] + 2
+    per_object = statuses.figures()
     await asyncio.sleep(args.steady)
     steady = operator_writes(cluster)
     steady.subtract(converge)
@@ -217,6 +249,10 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
         "graphs_per_second": round(ready / seconds, 2),
         "writes_per_graph": round(writes_only(converge, True) / size, 3),
         "event_and_lease_writes_per_graph": round(writes_only(converge, False) / size, 3),
+        "events_per_graph": round(event_writes(converge) / size, 3),
+        "events_bound_per_graph": round(events_bound, 3),
+        "status_writes_per_object": status_writes_per_object(converge, reporting),
+        "status_writes_by_object": per_object,
         "minimum_writes_per_graph": minimum["total"], "minimum": minimum,
         "steady_writes_per_minute": round(steady_total * 60 / args.steady, 1),
         "steady_child_writes_per_minute": round(writes_only(steady, True) * 60 / args.steady, 1),
@@ -241,6 +277,7 @@ def table(results: list[dict[str, Any]]) -> str:
             ("operator writes per graph (children + status)", "writes_per_graph"),
             ("minimum writes per graph", "minimum_writes_per_graph"),
             ("event + lease writes per graph", "event_and_lease_writes_per_graph"),
+            ("events per graph (bound: creates + 2 transitions)", "events"),
             ("idle writes per minute (all / children + status)", "steady"),
             ("operator peak RSS, MiB", "operator_peak_rss_mib"),
             ("operator CPU seconds until all Ready", "operator_cpu_seconds_to_ready"),
@@ -250,12 +287,29 @@ def table(results: list[dict[str, Any]]) -> str:
     for label, key in rows[1:]:
         if key == "rate":
             cells = [f"{r['ready']} ({r['graphs_per_second']})" for r in results]
+        elif key == "events":
+            cells = [f"{r['events_per_graph']} ({r['events_bound_per_graph']})"
+                     for r in results]
         elif key == "steady":
             cells = [f"{r['steady_writes_per_minute']} / {r['steady_child_writes_per_minute']}"
                      for r in results]
         else:
             cells = [str(r[key]) for r in results]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    kinds = sorted({k for r in results for k in r["writes_breakdown_per_graph"]})
+    lines += ["", "| writes per graph, by verb and resource | "
+              + " | ".join(f"N={r['graphs']}" for r in results) + " |",
+              "|---|" + "---|" * len(results)]
+    for kind in kinds:
+        cells = [str(r["writes_breakdown_per_graph"].get(kind, 0)) for r in results]
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    for resource in sorted({k for r in results for k in r["status_writes_per_object"]}):
+        cells = [str(r["status_writes_per_object"].get(resource, 0)) for r in results]
+        lines.append(f"| status writes per {resource} object | " + " | ".join(cells) + " |")
+    for kind in sorted({k for r in results for k in r["status_writes_by_object"]}):
+        cells = [json.dumps(r["status_writes_by_object"].get(kind, {})) for r in results]
+        lines.append(f"| {kind}: objects by status writes, >1 intermediate | "
+                     + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -1,13 +1,15 @@
 """The benchmark operator on this project's runtime: one ConfigMap per Widget.
 
-Run as `python -m hack.bench.runtime.ours KUBECONFIG NAMESPACE WORKERS QPS USER_AGENT` (QPS 0:
-no client-side limit); the driver counts the requests sent with USER_AGENT.
+Run as `python -m hack.bench.runtime.ours KUBECONFIG NAMESPACE WORKERS QPS USER_AGENT [BURST
+[PROFILE]]` (QPS 0: no client-side limit; BURST 0: 1.5 x QPS); the driver counts the requests
+sent with USER_AGENT. With PROFILE, the whole run is profiled (cProfile) into that file.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import cProfile
 import sys
 from pathlib import Path
 
@@ -24,10 +26,10 @@ WIDGETS = Resource(GROUP, VERSION, PLURAL, KIND)
 
 
 async def main(kubeconfig: Path, namespace: str, workers: int, qps: float,
-               user_agent: str) -> None:
+               user_agent: str, burst: int = 0) -> None:
     mgr = await Manager.create(ManagerConfig(
         kubeconfig=kubeconfig, namespace=namespace, status_host="127.0.0.1", status_port=0,
-        client=ClientConfig(qps=qps or None, burst=max(1, int(qps * 1.5)),
+        client=ClientConfig(qps=qps or None, burst=burst or max(1, int(qps * 1.5)),
                             user_agent=user_agent)))
 
     async def reconcile(request: Request) -> None:
@@ -56,6 +58,18 @@ async def main(kubeconfig: Path, namespace: str, workers: int, qps: float,
     await mgr.run()
 
 
+def run(argv: list[str]) -> None:
+    burst = int(argv[5]) if len(argv) > 5 else 0
+    profile = cProfile.Profile() if len(argv) > 6 else None
+    if profile is not None:
+        profile.enable()
+    try:
+        asyncio.run(main(Path(argv[0]), argv[1], int(argv[2]), float(argv[3]), argv[4], burst))
+    finally:
+        if profile is not None:
+            profile.disable()
+            profile.dump_stats(argv[6])
+
+
 if __name__ == "__main__":
-    asyncio.run(main(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), float(sys.argv[4]),
-                     sys.argv[5]))
+    run(sys.argv[1:])
