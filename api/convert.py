@@ -10,7 +10,6 @@ with JSON field paths.
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, cast, get_args, get_origin
 
@@ -21,7 +20,7 @@ from cattrs.errors import ClassValidationError, IterableValidationError
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from api.errors import ConversionError, FieldError
-from api.kube import Json, embedded_tag
+from api.kube import Json, copy_json, embedded_tag
 from api.markers import field_info, json_name
 
 __all__ = ["ConversionError", "dump", "load", "load_resource"]
@@ -70,7 +69,7 @@ def _strict(*kinds: type) -> _Hook:
 
 def _embedded_structure(tp: Any) -> _Hook:
     check = _strict(*cast(Any, embedded_tag(tp)).kinds)
-    return lambda value, _: copy.deepcopy(check(value, None))
+    return lambda value, _: copy_json(check(value, None))
 
 
 def _list_structure(tp: Any, converter: cattrs.Converter) -> _Hook:
@@ -113,7 +112,7 @@ def _class_structure(cls: type, converter: cattrs.Converter) -> _Hook:
             raise TypeError(f"expected object, got {type(value).__name__}")
         obj = inner(value, cls)
         if inline is not None:
-            rest = {k: copy.deepcopy(v) for k, v in value.items() if k not in known}
+            rest = {k: copy_json(v) for k, v in value.items() if k not in known}
             setattr(obj, inline.name, rest)
         return obj
 
@@ -140,7 +139,7 @@ def _class_unstructure(cls: type, converter: cattrs.Converter) -> Callable[[Any]
         return inner
 
     def hook(obj: Any) -> Any:
-        return {**copy.deepcopy(getattr(obj, inline.name)), **inner(obj)}
+        return {**copy_json(getattr(obj, inline.name)), **inner(obj)}
 
     return hook
 
@@ -156,7 +155,7 @@ def _make_converter() -> cattrs.Converter:
     converter.register_structure_hook_factory(
         lambda t: embedded_tag(t) is not None, _embedded_structure
     )
-    converter.register_unstructure_hook_func(lambda t: embedded_tag(t) is not None, copy.deepcopy)
+    converter.register_unstructure_hook_func(lambda t: embedded_tag(t) is not None, copy_json)
     converter.register_structure_hook_factory(
         lambda t: is_sequence(t) and _origin(t) is list,
         lambda t: _list_structure(t, converter),

@@ -7,7 +7,8 @@ tells the CRD generator which OpenAPI schema to emit for it.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, get_args, get_origin
+import copy
+from typing import Annotated, Any, TypeVar, get_args, get_origin
 
 import attrs
 
@@ -29,6 +30,7 @@ __all__ = [
     "ResourceRequirements",
     "Time",
     "Toleration",
+    "copy_json",
     "embedded_tag",
 ]
 
@@ -71,3 +73,53 @@ def embedded_tag(tp: Any) -> Embedded | None:
         if isinstance(extra, Embedded):
             return extra
     return None
+
+
+_T = TypeVar("_T")
+#: Values that are never copied: immutable, as `copy.deepcopy` treats them.
+_ATOMS = frozenset({str, int, float, bool, type(None)})
+
+
+def copy_json(value: _T) -> _T:
+    """A deep copy of JSON data, several times faster than `copy.deepcopy`.
+
+    Plain dicts and lists are rebuilt at every depth and str/int/float/bool/None are shared
+    (immutable); anything else (a dict subclass, a tuple, a model object) goes through
+    `copy.deepcopy`. Unlike deepcopy, a sub-object that appears twice in the input is copied
+    twice: JSON has no shared references, and the copy then has none either."""
+    kind = type(value)
+    if kind is dict:
+        return _copy_dict(value)  # type: ignore[arg-type,return-value]
+    if kind is list:
+        return _copy_list(value)  # type: ignore[arg-type,return-value]
+    if kind in _ATOMS:
+        return value
+    return copy.deepcopy(value)
+
+
+def _copy_dict(value: dict[Any, Any]) -> dict[Any, Any]:
+    out = {}
+    for key, item in value.items():
+        kind = type(item)
+        if kind is dict:
+            item = _copy_dict(item)
+        elif kind is list:
+            item = _copy_list(item)
+        elif kind not in _ATOMS:
+            item = copy.deepcopy(item)
+        out[key] = item
+    return out
+
+
+def _copy_list(value: list[Any]) -> list[Any]:
+    out = []
+    for item in value:
+        kind = type(item)
+        if kind is dict:
+            item = _copy_dict(item)
+        elif kind is list:
+            item = _copy_list(item)
+        elif kind not in _ATOMS:
+            item = copy.deepcopy(item)
+        out.append(item)
+    return out

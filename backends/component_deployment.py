@@ -4,10 +4,10 @@ graph-wide env, default ingress)."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from api.convert import dump, load
+from api.kube import copy_json
 from api.v1alpha1 import (
     DynamoComponentDeployment,
     DynamoComponentDeploymentSharedSpec,
@@ -56,7 +56,7 @@ def component_deployment(
     spec.annotations = _annotations(shared, dgd.metadata.get("annotations") or {}) or None
     if dgd.spec.envs or shared.envs:
         spec.envs = sorted(
-            merge_env(copy.deepcopy(dgd.spec.envs or []), shared.envs or []),
+            merge_env(copy_json(dgd.spec.envs or []), shared.envs or []),
             key=lambda e: str(e.get("name", "")),
         )
     if shared.component_type == constants.PLANNER:

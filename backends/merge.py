@@ -8,9 +8,10 @@ and a container's ports and volume mounts keep the defaults the user's do not cl
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+from api.kube import copy_json
 
 Json = dict[str, Any]
 
@@ -24,7 +25,7 @@ def is_empty(value: Any) -> bool:
 
 def merge_over(base: Mapping[str, Any], override: Mapping[str, Any]) -> Json:
     """A copy of `base` with every non-empty field of `override` laid over it."""
-    result = copy.deepcopy(dict(base))
+    result = copy_json(dict(base))
     _lay_over(result, override)
     return result
 
@@ -38,7 +39,7 @@ def _lay_over(result: Json, override: Mapping[str, Any]) -> None:
         if isinstance(value, dict) and isinstance(current, dict):
             _lay_over(current, value)
         else:
-            result[key] = copy.deepcopy(value)
+            result[key] = copy_json(value)
 
 
 def merge_env(*layers: Iterable[Mapping[str, Any]]) -> list[Json]:
@@ -48,7 +49,7 @@ def merge_env(*layers: Iterable[Mapping[str, Any]]) -> list[Json]:
     for layer in layers:
         for var in layer:
             merged[str(var.get("name", ""))] = {  # deepcopy only what nests (valueFrom)
-                k: copy.deepcopy(v) if isinstance(v, dict | list) else v for k, v in var.items()}
+                k: copy_json(v) if isinstance(v, dict | list) else v for k, v in var.items()}
     return list(merged.values())
 
 
@@ -57,10 +58,10 @@ def merge_keyed(
 ) -> list[Json]:
     """The user's entries, then each default that shares no value of `keys` with any of them
     (a default port named like a user port, or mounted at a user's path, gives way)."""
-    user = [copy.deepcopy(dict(e)) for e in given]
+    user = [copy_json(dict(e)) for e in given]
     taken = {(k, e.get(k)) for e in user for k in keys if e.get(k) is not None}
     kept = [
-        copy.deepcopy(dict(e))
+        copy_json(dict(e))
         for e in defaults
         if not any((k, e.get(k)) in taken for k in keys if e.get(k) is not None)
     ]

@@ -8,9 +8,9 @@ already include the graph's), then what the backend adds.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
+from api.kube import copy_json
 from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
 from backends import constants, frameworks, naming
 from backends.canonical import canonical_pod_spec
@@ -89,13 +89,13 @@ def _main_container(spec: DynamoComponentDeploymentSharedSpec, user: Json, ctx: 
     # A probe is replaced as a whole: half of one merged into the other is no probe at all.
     for probe in PROBES:
         if user.get(probe) is not None:
-            container[probe] = copy.deepcopy(user[probe])
+            container[probe] = copy_json(user[probe])
     for probe, given in (
         ("livenessProbe", spec.liveness_probe),
         ("readinessProbe", spec.readiness_probe),
     ):
         if given is not None:
-            container[probe] = copy.deepcopy(given)
+            container[probe] = copy_json(given)
     for key, fields in _KEYED.items():
         merged = merge_keyed(default.get(key) or [], user.get(key) or [], *fields)
         if merged:
@@ -153,7 +153,7 @@ def _pod(
     ):
         pod["serviceAccountName"] = naming.discovery_service_account(ctx.graph_name)
 
-    containers = copy.deepcopy(user.get("containers") or [])
+    containers = copy_json(user.get("containers") or [])
     if any(c.get("name") == main["name"] for c in containers):
         raise GenerationError(
             f'extraPodSpec.containers has a container named "{main["name"]}", the name of the '
@@ -161,7 +161,7 @@ def _pod(
         )
     pod["containers"] = [*containers, main]
 
-    user_volumes = copy.deepcopy(user.get("volumes") or [])
+    user_volumes = copy_json(user.get("volumes") or [])
     taken = {v.get("name") for v in user_volumes}
     generated = [*pod.get("volumes", []), *volumes]
     # A user volume of the same name replaces the generated one.
@@ -178,7 +178,7 @@ def _pod(
 def _pull_secrets(
     spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext, main: Json, given: list[Json]
 ) -> list[Json]:
-    secrets = copy.deepcopy(given)
+    secrets = copy_json(given)
     disabled = (spec.annotations or {}).get(constants.ANNOTATION_DISABLE_PULL_SECRET_DISCOVERY)
     image = main.get("image")
     if disabled != "true" and image:

@@ -1,8 +1,10 @@
 """The API client: one aiohttp session, JSON dicts in and out, timeouts, QPS limits, metrics.
 
-It rides on kubernetes_asyncio's generic path (`ApiClient.call_api` with
-`_preload_content=False`) for configuration, TLS and authentication, and reads the bodies
-itself, so every object stays a plain dict in JSON shape whatever its kind.
+It rides on kubernetes_asyncio's ApiClient for configuration, TLS and authentication and
+sends each request the way its generic path (`ApiClient.call_api` with
+`_preload_content=False`) does, without that path's conversions of plain JSON (see
+`KubeClient._call`); it reads the bodies itself, so every object stays a plain dict in JSON
+shape whatever its kind.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 import aiohttp
 from kubernetes_asyncio import client as k8s
@@ -201,17 +203,47 @@ class KubeClient:
             await self._bucket.wait()
         code = "<error>"
         try:
-            response = await self.api.call_api(
-                path, method, query_params=query or [], body=body,
-                header_params={"Accept": "application/json", "Content-Type": content_type},
-                auth_settings=["BearerToken"], _preload_content=False,
-                _request_timeout=client_timeout)
+            response = await self._call(method, path, query, body, content_type,
+                                        client_timeout)
             code = str(response.status)
             return response
         finally:
             if self._metrics is not None:
                 self._metrics.rest_requests.labels(code=code, method=method,
                                                    host=self.host).inc()
+
+    async def _call(self, method: str, path: str, query: Query | None, body: Any,
+                    content_type: str, client_timeout: aiohttp.ClientTimeout) -> Any:
+        """What `ApiClient.call_api(..., _preload_content=False)` does for our requests, less
+        its generic conversions: the same headers (the client's default headers, its cookie,
+        the bearer token read from the configuration for every request), query string,
+        proxy, TLS server name and JSON body (`json.dumps`, as its REST client does).
+
+        The body is already plain JSON, so kubernetes_asyncio's rebuilding of it
+        (`sanitize_for_serialization`, a copy of every dict and list) is skipped; a body
+        `json.dumps` cannot take (a datetime, an OpenAPI model) still goes through it."""
+        api = self.api
+        headers = {"Accept": "application/json", "Content-Type": content_type,
+                   **api.default_headers}
+        if api.cookie:
+            headers["Cookie"] = api.cookie
+        params = list(query or [])
+        await api.update_params_for_auth(headers, params, ["BearerToken"])
+        rest = api.rest_client
+        url = api.configuration.host + path
+        if params:
+            url += "?" + urlencode(params)
+        args: dict[str, Any] = {"method": method, "url": url, "timeout": client_timeout,
+                                "headers": headers}
+        if rest.proxy:
+            args["proxy"] = rest.proxy
+        if rest.proxy_headers:
+            args["proxy_headers"] = rest.proxy_headers
+        if rest.server_hostname:
+            args["server_hostname"] = rest.server_hostname
+        if method in _BODY_METHODS:
+            args["data"] = _json_body(api, body) if body is not None else None
+        return await rest.pool_manager.request(**args)
 
     def _manager(self) -> Query:
         return [("fieldManager", self.config.field_manager)]
@@ -240,6 +272,17 @@ async def _events(response: Any) -> AsyncIterator[Json]:
         line = line.strip()
         if line:
             yield json.loads(line)
+
+
+#: Methods whose requests carry the (JSON) body, as kubernetes_asyncio's REST client sends it.
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "OPTIONS", "DELETE"})
+
+
+def _json_body(api: Any, body: Any) -> str:
+    try:
+        return json.dumps(body)
+    except (TypeError, ValueError):
+        return json.dumps(api.sanitize_for_serialization(body))
 
 
 def _query(**params: str) -> Query:

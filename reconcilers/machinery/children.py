@@ -92,15 +92,34 @@ def spec_hash(obj: Json) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+_CONTAINERS = (dict, list)
+
+
 def _canonical(value: Any) -> Any:
-    """Lists of objects sorted by `name` (or their first key), as the original hashes them."""
+    """Lists of objects sorted by `name` (or their first key), as the original hashes them.
+
+    Copy on write: a dict or list in which nothing needs sorting, at any depth, is returned
+    as it is (the result is only serialised), so a spec is rebuilt only along the paths to
+    its lists of objects."""
     if isinstance(value, dict):
-        return {k: _canonical(v) for k, v in value.items()}
+        out: Json | None = None
+        for key, item in value.items():
+            if isinstance(item, _CONTAINERS):
+                canonical = _canonical(item)
+                if canonical is not item:
+                    if out is None:
+                        out = dict(value)
+                    out[key] = canonical
+        return value if out is None else out
     if isinstance(value, list):
-        items = [_canonical(v) for v in value]
-        if items and all(isinstance(v, dict) for v in items):
+        if not value:
+            return value
+        items = [_canonical(v) if isinstance(v, _CONTAINERS) else v for v in value]
+        if all(isinstance(v, dict) for v in items):
             return sorted(items, key=_sort_key)
-        return items
+        if any(c is not v for c, v in zip(items, value, strict=True)):
+            return items
+        return value
     return value
 
 
