@@ -4,10 +4,17 @@ The patch carries the resourceVersion the status was computed from, so a status 
 from a stale cache is refused (409) and the reconcile is retried on fresh data, instead of
 overwriting a newer status. Nothing is sent when the status is unchanged: an idle operator
 makes no writes.
+
+Nor is anything sent from a version this process has already written over. A reconcile that
+runs before the cache has seen the operator's own last status write (another child's event
+woke it) would compute from that stale copy and be refused with a 409, one wasted write per
+step at scale; the watch event of the write it missed is on its way and reconciles the
+object again, on the version the status must be written on.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 from controller.client import KubeClient
@@ -15,6 +22,10 @@ from controller.errors import NotFound
 from controller.resource import Resource
 
 Json = dict[str, Any]
+
+#: uid -> the resourceVersion our last status write replaced (oldest forgotten first).
+_written_over: OrderedDict[str, str] = OrderedDict()
+_REMEMBERED = 16384
 
 
 async def write_status(client: KubeClient, resource: Resource, obj: Json,
@@ -25,13 +36,22 @@ async def write_status(client: KubeClient, resource: Resource, obj: Json,
     if current == status:
         return None
     meta = obj["metadata"]
-    patch = {"metadata": {"resourceVersion": meta["resourceVersion"]},
+    uid, version = meta.get("uid", ""), meta["resourceVersion"]
+    if uid and _written_over.get(uid) == version:
+        return None  # a stale copy: the event of our own write will reconcile it again
+    patch = {"metadata": {"resourceVersion": version},
              "status": merge_patch(current, status)}
     try:
-        return await client.patch(resource, meta.get("namespace"), meta["name"], patch,
-                                  subresource="status")
+        written: Json = await client.patch(resource, meta.get("namespace"), meta["name"],
+                                           patch, subresource="status")
     except NotFound:
         return None
+    if uid:
+        _written_over[uid] = version
+        _written_over.move_to_end(uid)
+        if len(_written_over) > _REMEMBERED:
+            _written_over.popitem(last=False)
+    return written
 
 
 def merge_patch(current: Json, desired: Json) -> Json:

@@ -1,0 +1,56 @@
+"""Status writes over HTTP: only changes are sent, on the version they were computed from, and
+never from a copy this process has already written over."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from operator_harness import DCD_CRD, install_crds, setup_client
+
+from controller.errors import ApiError
+from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS
+from reconcilers.machinery.status_writer import write_status
+
+Json = dict[str, Any]
+
+
+def _dcd(name: str) -> Json:
+    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoComponentDeployment",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"componentType": "frontend",
+                     "extraPodSpec": {"mainContainer": {"image": "example/img:1"}}}}
+
+
+async def test_a_copy_already_written_over_is_not_written_again(kubeconfig: Path) -> None:
+    kube = await setup_client(kubeconfig)
+    try:
+        await install_crds(kube, DCD_CRD)
+        stale = await kube.create(COMPONENT_DEPLOYMENTS, _dcd("status-writer"))
+        first = {"state": "pending", "observedGeneration": 1}
+        written = await write_status(kube, COMPONENT_DEPLOYMENTS, stale, first)
+        assert written is not None and written["status"] == first
+        # A reconcile that still sees the version before that write (its cache is behind)
+        # sends nothing: no 409, and the newer status stays.
+        assert await write_status(kube, COMPONENT_DEPLOYMENTS, stale,
+                                  {"state": "other"}) is None
+        live = await kube.get(COMPONENT_DEPLOYMENTS, "default", "status-writer")
+        assert live["status"] == first
+        # On the current version it writes, and an unchanged status sends nothing.
+        second = {"state": "successful", "observedGeneration": 1}
+        again = await write_status(kube, COMPONENT_DEPLOYMENTS, live, second)
+        assert again is not None and again["status"] == second
+        assert await write_status(kube, COMPONENT_DEPLOYMENTS, again, second) is None
+        # A stale copy someone else wrote over is still refused by the server.
+        other = await kube.patch(COMPONENT_DEPLOYMENTS, "default", "status-writer",
+                                 {"metadata": {"labels": {"x": "y"}}})
+        try:
+            await write_status(kube, COMPONENT_DEPLOYMENTS, again, {"state": "failed"})
+        except ApiError as err:
+            assert err.code == 409
+        else:
+            raise AssertionError("a status from a version someone else replaced was written")
+        assert (await kube.get(COMPONENT_DEPLOYMENTS, "default", "status-writer"))[
+            "metadata"]["resourceVersion"] == other["metadata"]["resourceVersion"]
+    finally:
+        await kube.close()
