@@ -194,15 +194,18 @@ class EtcdGateway:
             answer["prev_kv"] = self._kv(key, old)
         return web.json_response(answer)
 
+    async def _selection(self, request: web.Request) -> tuple[Json, list[bytes]]:
+        """A range request's body and the keys it selects (`key`, optional `range_end`)."""
+        body = await self._body(request)
+        key = _decode(body, "key", required=True)
+        assert key is not None
+        return body, self._select(key, _decode(body, "range_end"))
+
     async def _range(self, request: web.Request) -> web.Response:
         try:
-            body = await self._body(request)
-            key = _decode(body, "key", required=True)
-            range_end = _decode(body, "range_end")
+            body, found = await self._selection(request)
         except _BadRequest as err:
             return self._error(err)
-        assert key is not None
-        found = self._select(key, range_end)
         answer: Json = {"header": self._header()}
         if found and not body.get("count_only"):
             keys_only = bool(body.get("keys_only"))
@@ -213,13 +216,9 @@ class EtcdGateway:
 
     async def _delete_range(self, request: web.Request) -> web.Response:
         try:
-            body = await self._body(request)
-            key = _decode(body, "key", required=True)
-            range_end = _decode(body, "range_end")
+            body, found = await self._selection(request)
         except _BadRequest as err:
             return self._error(err)
-        assert key is not None
-        found = self._select(key, range_end)
         gone = [(k, self._keys.pop(k)) for k in found]
         if gone:
             self.revision += 1
