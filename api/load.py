@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from api.convert import load
 from api.errors import ConversionError, FieldError, InvalidObject
-from api.kube import Json, copy_json
+from api.kube import Json
 from api.validation import validate
 
 __all__ = ["load_valid"]
@@ -57,11 +57,14 @@ def _validate(cls: type, obj: Any, data: Mapping[str, Any]) -> list[FieldError]:
     key = (cls, uid)
     seen = _VALIDATED.get(key)
     if seen is not None and seen[0] == generation and seen[1] == read:
+        # Hold this copy's values from now on: the replaced copy's can be freed.
+        _VALIDATED[key] = (generation, read, seen[2])
         return list(seen[2])
     errors = validate(obj)
     _VALIDATED.pop(key, None)
     if len(_VALIDATED) >= _VALIDATED_MAX:
         del _VALIDATED[next(iter(_VALIDATED))]
-    # A copy: what is compared next time must be what was validated.
-    _VALIDATED[key] = (generation, copy_json(read), tuple(errors))
+    # The object's own values, not copies: objects handed to load_valid are the cache's
+    # (replaced on every event, never changed in place) or built for this one call.
+    _VALIDATED[key] = (generation, read, tuple(errors))
     return errors

@@ -27,19 +27,23 @@ class Cache:
 
     The shape of what is cached is fixed here, once, as controller-runtime's
     `cache.Options.ByObject` does: `by_object` gives a resource its own transform, replacing
-    `transform`, which applies to every other resource (None keeps objects whole).
+    `transform`, which applies to every other resource (None keeps objects whole), and
+    `label_selectors` restricts what is listed and watched of a resource to the objects
+    matching its selector (the server sends nothing else; reads see only those).
     """
 
     def __init__(self, client: KubeClient, *, namespace: str | None = None,
                  settings: WatchSettings | None = None,
                  transform: Transform | None = compact_object,
-                 by_object: Mapping[Resource, Transform] | None = None) -> None:
+                 by_object: Mapping[Resource, Transform] | None = None,
+                 label_selectors: Mapping[Resource, str] | None = None) -> None:
         self.client = client
         self.namespace = namespace
         self.settings = settings or WatchSettings()
         self.transform = transform
         # Keyed as informers are, so that a Resource spelled with another kind still matches.
         self._by_object = {_identity(r): t for r, t in (by_object or {}).items()}
+        self._selectors = {_identity(r): s for r, s in (label_selectors or {}).items()}
         self._informers: dict[InformerKey, Informer] = {}
         #: The informer reads of a resource go to, once it synced (see `_synced`).
         self._readers: dict[Resource, Informer] = {}
@@ -61,7 +65,9 @@ class Cache:
         key = (*_identity(resource), scope, field_selector)
         informer = self._informers.get(key)
         if informer is None:
-            informer = Informer(self.client, resource, scope, field_selector=field_selector,
+            informer = Informer(self.client, resource, scope,
+                                label_selector=self.label_selector_for(resource),
+                                field_selector=field_selector,
                                 transform=self.transform_for(resource), indexers=indexers,
                                 settings=self.settings)
             self._informers[key] = informer
@@ -73,6 +79,10 @@ class Cache:
     def transform_for(self, resource: Resource) -> Transform | None:
         """The transform every cached object of `resource` goes through."""
         return self._by_object.get(_identity(resource), self.transform)
+
+    def label_selector_for(self, resource: Resource) -> str:
+        """The label selector every cached object of `resource` matches ("": all)."""
+        return self._selectors.get(_identity(resource), "")
 
     @property
     def informers(self) -> list[Informer]:

@@ -89,6 +89,7 @@ class KubeClient:
         self._bucket = (TokenBucket(self.config.qps, self.config.burst)
                         if self.config.qps else None)
         self._metrics = metrics
+        self._counters: dict[tuple[str, str], Any] = {}
         self.host = urlsplit(api.configuration.host).netloc
         _resolve_proxy_once(api)
 
@@ -115,10 +116,11 @@ class KubeClient:
         query += [("continue", continue_token)] if continue_token else []
         return await self.request("GET", resource.path(namespace), query=query)
 
-    async def create(self, resource: Resource, obj: Json) -> Json:
+    async def create(self, resource: Resource, obj: Json, *, decode: bool = True) -> Json:
+        """The created object (`decode=False`: {}, for a caller that needs only success)."""
         namespace = obj.get("metadata", {}).get("namespace")
         return await self.request("POST", resource.path(namespace), body=obj,
-                                  query=self._manager())
+                                  query=self._manager(), decode=decode)
 
     async def update(self, resource: Resource, obj: Json, subresource: str = "") -> Json:
         meta = obj["metadata"]
@@ -128,11 +130,11 @@ class KubeClient:
 
     async def patch(self, resource: Resource, namespace: str | None, name: str, patch: Any,
                     patch_type: str = "merge", subresource: str = "",
-                    force: bool = False) -> Json:
+                    force: bool = False, decode: bool = True) -> Json:
         query = self._manager() + ([("force", "true")] if force else [])
         return await self.request("PATCH", resource.path(namespace, name, subresource),
                                   body=patch, query=query,
-                                  content_type=PATCH_TYPES[patch_type])
+                                  content_type=PATCH_TYPES[patch_type], decode=decode)
 
     async def delete(self, resource: Resource, namespace: str | None, name: str,
                      propagation_policy: str | None = None) -> Json:
@@ -143,8 +145,9 @@ class KubeClient:
 
     async def request(self, method: str, path: str, *, query: Query | None = None,
                       body: Any = None, content_type: str = "application/json",
-                      request_timeout: float | None = None) -> Json:
-        """One request; a non-2xx answer raises the matching ApiError.
+                      request_timeout: float | None = None, decode: bool = True) -> Json:
+        """One request; a non-2xx answer raises the matching ApiError. With `decode=False`
+        a successful answer's body is read and dropped, not parsed, and {} returned.
 
         When the server says it is throttling or briefly unavailable (429, or a 5xx with
         Retry-After) the request is sent again after the delay it asks for, up to
@@ -153,7 +156,8 @@ class KubeClient:
         retries = 0
         while True:
             try:
-                return await self._request_once(method, path, query, body, content_type, limit)
+                return await self._request_once(method, path, query, body, content_type, limit,
+                                                decode)
             except ApiError as err:
                 if not _retry_later(err) or retries >= self.config.max_retries:
                     raise
@@ -164,13 +168,14 @@ class KubeClient:
                 await asyncio.sleep(min(err.retry_after or 0.0, self.config.max_retry_after))
 
     async def _request_once(self, method: str, path: str, query: Query | None, body: Any,
-                            content_type: str, limit: aiohttp.ClientTimeout) -> Json:
+                            content_type: str, limit: aiohttp.ClientTimeout,
+                            decode: bool) -> Json:
         response = await self._send(method, path, query, body, content_type, limit)
         try:
             data = await response.read()
             if response.status >= 300:
                 raise _error(response.status, data, response.headers.get("Retry-After"))
-            return json.loads(data) if data else {}
+            return json.loads(data) if data and decode else {}
         finally:
             response.release()
 
@@ -209,8 +214,16 @@ class KubeClient:
             return response
         finally:
             if self._metrics is not None:
-                self._metrics.rest_requests.labels(code=code, method=method,
-                                                   host=self.host).inc()
+                self._counter(code, method).inc()
+
+    def _counter(self, code: str, method: str) -> Any:
+        """The request counter of (code, method), looked up once (a request is counted on
+        the hot path: `labels()` validates and locks on every call)."""
+        counter = self._counters.get((code, method))
+        if counter is None and self._metrics is not None:
+            counter = self._counters[(code, method)] = self._metrics.rest_requests.labels(
+                code=code, method=method, host=self.host)
+        return counter
 
     async def _call(self, method: str, path: str, query: Query | None, body: Any,
                     content_type: str, client_timeout: aiohttp.ClientTimeout) -> Any:

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import aiohttp
 import structlog
 
 from .client import KubeClient
+from .clock import now_rfc3339
 from .errors import ApiError
 from .resource import Resource
 
@@ -29,16 +29,12 @@ _REPEAT_WINDOW = 600.0
 _MAX_REMEMBERED = 4096
 
 
-@dataclass
+@dataclass(slots=True)
 class _Seen:
     name: str
     namespace: str
     count: int
     at: float
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class EventRecorder:
@@ -66,14 +62,14 @@ class EventRecorder:
                 seen.count += 1
                 seen.at = now
                 await self.client.patch(EVENTS, seen.namespace, seen.name, {
-                    "count": seen.count, "lastTimestamp": _now()})
+                    "count": seen.count, "lastTimestamp": now_rfc3339()}, decode=False)
                 return
             namespace = meta.get("namespace") or "default"
-            stamp = _now()
+            stamp = now_rfc3339()
+            name = f"{meta.get('name', 'object')}.{time.time_ns():x}"
             event = {
                 "apiVersion": "v1", "kind": "Event",
-                "metadata": {"name": f"{meta.get('name', 'object')}.{time.time_ns():x}",
-                             "namespace": namespace},
+                "metadata": {"name": name, "namespace": namespace},
                 "involvedObject": {k: v for k, v in {
                     "apiVersion": obj.get("apiVersion"), "kind": obj.get("kind"),
                     "name": meta.get("name"), "namespace": meta.get("namespace"),
@@ -84,10 +80,11 @@ class EventRecorder:
                 "reportingComponent": self.component, "reportingInstance": self.instance,
                 "firstTimestamp": stamp, "lastTimestamp": stamp, "count": 1,
             }
-            created = await self.client.create(EVENTS, event)
+            # The answer repeats what was sent: it is not decoded (one per child created).
+            await self.client.create(EVENTS, event, decode=False)
             if len(self._seen) >= _MAX_REMEMBERED:
                 self._seen.pop(next(iter(self._seen)))
-            self._seen[key] = _Seen(created["metadata"]["name"], namespace, 1, now)
+            self._seen[key] = _Seen(name, namespace, 1, now)
         except (ApiError, aiohttp.ClientError, OSError, TimeoutError) as err:
             log.warning("event not recorded", reason=reason, object=meta.get("name"),
                         error=str(err))

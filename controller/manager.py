@@ -60,6 +60,8 @@ class ManagerConfig:
     transform: Transform | None = compact_object
     #: A resource's own transform, replacing `transform` (controller-runtime's ByObject).
     by_object: dict[Resource, Transform] = field(default_factory=dict)
+    #: A resource cached only where its objects match a label selector (ByObject's Label).
+    label_selectors: dict[Resource, str] = field(default_factory=dict)
     status_host: str = "0.0.0.0"
     status_port: int = 8081
     #: A separate /metrics listener (controller-runtime's `--metrics-bind-address`); None
@@ -81,7 +83,8 @@ class Manager:
         self.config = config
         self.metrics = metrics
         self.cache = Cache(client, namespace=config.namespace, settings=config.watch,
-                           transform=config.transform, by_object=config.by_object)
+                           transform=config.transform, by_object=config.by_object,
+                           label_selectors=config.label_selectors)
         self.controllers: list[Controller] = []
         self.elector: LeaderElector | None = None
         self._filters: list[RequestFilter] = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,6 +26,7 @@ from .openapi import OpenAPI
 from .operations import ListResult, Operations, WriteOptions
 from .patch import PATCH_CONTENT_TYPES
 from .registry import ResourceType
+from .request_stats import RequestStats
 from .selectors import FieldSelector, LabelSelector
 from .users import UserInfo
 from .watch_stream import WatchPlan, serve_watch
@@ -64,6 +66,8 @@ class ResourceApi:
         self.watch_settings = watch or WatchSettings()
         #: Admission webhooks called on writes (None: not called).
         self.webhooks: admission.Webhooks | None = None
+        #: Counts the events each watch sends (None: not counted).
+        self.stats: RequestStats | None = None
 
     # --- routing ---------------------------------------------------------------------------
 
@@ -344,8 +348,19 @@ class ResourceApi:
             initial_end_bookmark=_truthy(send_initial) and bookmarks,
             bookmarks=bookmarks, bookmark_interval=self.watch_settings.bookmark_interval,
             timeout=timeout,
-            table=q.get("includeObject", "Metadata") if _accept(request) == "Table" else None)
+            table=q.get("includeObject", "Metadata") if _accept(request) == "Table" else None,
+            on_sent=self._watch_counter(target, request.headers.get("User-Agent", "")))
         return await serve_watch(request, self.ops.storage, plan)
+
+    def _watch_counter(self, target: Target, user_agent: str) -> Callable[[int, int], None] | None:
+        stats = self.stats
+        if stats is None:
+            return None
+        resource = target.rt.plural + (f".{target.rt.group}" if target.rt.group else "")
+
+        def sent(events: int, nbytes: int) -> None:
+            stats.record_watch_events(resource, user_agent, events, nbytes)
+        return sent
 
 
 def _with_webhooks(warnings: list[str], opts: WriteOptions) -> list[str]:

@@ -2,7 +2,8 @@
 
 Each request is counted once by (verb, resource, namespace, user agent, code), with the
 Kubernetes verb (get, list, watch, create, update, patch, delete, deletecollection) and the
-resource as `plural[.group][/subresource]`.
+resource as `plural[.group][/subresource]`. Watch streams also count the events they sent
+(bookmarks aside) and their bytes, by resource and user agent: what a client had to decode.
 """
 
 from __future__ import annotations
@@ -27,20 +28,50 @@ class RequestKey:
     code: int
 
 
+@dataclass
+class WatchSent:
+    """What the watch streams of one (resource, user agent) sent: events and their bytes."""
+
+    events: int = 0
+    bytes: int = 0
+
+
 class RequestStats:
     """Thread-safe request counters with simple filtered sums."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._counts: Counter[RequestKey] = Counter()
+        self._watch_sent: dict[tuple[str, str], WatchSent] = {}
 
     def record(self, key: RequestKey) -> None:
         with self._lock:
             self._counts[key] += 1
 
+    def record_watch_events(self, resource: str, user_agent: str, events: int,
+                            nbytes: int) -> None:
+        with self._lock:
+            sent = self._watch_sent.setdefault((resource, user_agent), WatchSent())
+            sent.events += events
+            sent.bytes += nbytes
+
+    def watch_sent(self, user_agent: str | None = None) -> dict[str, WatchSent]:
+        """Events and bytes sent by watches, by resource (user_agent matches as a suffix,
+        since a client names itself first and its instance last)."""
+        with self._lock:
+            items = [(k, WatchSent(v.events, v.bytes)) for k, v in self._watch_sent.items()]
+        out: dict[str, WatchSent] = {}
+        for (resource, agent), sent in items:
+            if user_agent is None or agent.endswith(user_agent):
+                total = out.setdefault(resource, WatchSent())
+                total.events += sent.events
+                total.bytes += sent.bytes
+        return out
+
     def reset(self) -> None:
         with self._lock:
             self._counts.clear()
+            self._watch_sent.clear()
 
     def count(self, *, verb: str | None = None, verbs: frozenset[str] | None = None,
               resource: str | None = None, namespace: str | None = None,

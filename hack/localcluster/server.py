@@ -85,6 +85,7 @@ class LocalCluster:
         self.api = ResourceApi(self.ops, WatchSettings(self.config.bookmark_interval,
                                                        self.config.watch_min_timeout))
         self.stats = RequestStats()
+        self.api.stats = self.stats
         self.simulation = (Simulation(self.ops, self.config.simulation)
                            if self.config.simulation is not None else None)
         self.faults = Faults(self, seed=self.config.fault_seed)

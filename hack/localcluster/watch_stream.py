@@ -45,6 +45,8 @@ class WatchPlan:
     timeout: float
     #: The includeObject of a Table watch, or None for plain objects.
     table: str | None = None
+    #: Told the events (bookmarks aside) and bytes of each write to the stream.
+    on_sent: Callable[[int, int], None] | None = None
 
 
 def served(rt: ResourceType, obj: Json) -> Json:
@@ -136,7 +138,7 @@ async def serve_watch(request: web.Request, storage: Storage,
             out.append(encoder.line("BOOKMARK", bookmark(rt, storage.rv, initial_end=True)))
         out.extend(_lines(encoder, backlog, plan.matches))
         for start in range(0, len(out), _BATCH):
-            await response.write(b"".join(out[start:start + _BATCH]))
+            await _write(response, plan, out[start:start + _BATCH])
         await _follow(response, storage, watcher, plan, encoder,
                       max([since] + [c.rv for c in backlog]))
     except (ConnectionResetError, asyncio.CancelledError):
@@ -146,6 +148,16 @@ async def serve_watch(request: web.Request, storage: Storage,
     with contextlib.suppress(ConnectionResetError, RuntimeError):
         await response.write_eof()
     return response
+
+
+_BOOKMARK_PREFIX = b'{"type":"BOOKMARK"'
+
+
+async def _write(response: web.StreamResponse, plan: WatchPlan, lines: list[bytes]) -> None:
+    await response.write(b"".join(lines))
+    if plan.on_sent is not None:
+        events = [line for line in lines if not line.startswith(_BOOKMARK_PREFIX)]
+        plan.on_sent(len(events), sum(len(line) for line in events))
 
 
 def _lines(encoder: _Encoder, changes: list[Change], matches: Matcher) -> list[bytes]:
@@ -191,6 +203,6 @@ async def _follow(response: web.StreamResponse, storage: Storage, watcher: Watch
             last_rv = batch[-1].rv
             lines = _lines(encoder, batch, plan.matches)
             if lines:
-                await response.write(b"".join(lines))
+                await _write(response, plan, lines)
         if closed:
             return

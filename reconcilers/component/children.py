@@ -9,6 +9,7 @@ changed modelRef.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from api.v1alpha1 import DynamoComponentDeployment
@@ -47,15 +48,28 @@ async def component_service_account(cache: Cache, namespace: str) -> str:
     return names[0] if names else DEFAULT_SERVICE_ACCOUNT
 
 
-async def desired_children(cache: Cache, settings: OperatorSettings, namespace: str,
-                           dcd: DynamoComponentDeployment, *,
-                           mpi_secret: Json | None = None,
-                           epp_cluster_role: str = "") -> DesiredChildren:
+@dataclass(frozen=True)
+class ClusterInputs:
+    """What a DCD's desired set reads of its namespace besides the DCD: the image pull
+    Secrets by registry host, and the ServiceAccount its pods run as."""
+
+    pull_secrets: dict[str, list[str]]
+    service_account: str
+
+
+async def cluster_inputs(cache: Cache, namespace: str) -> ClusterInputs:
+    """The namespace's pull Secrets and component ServiceAccount, from the cache."""
+    return ClusterInputs(pull_secrets=await pull_secrets_of(cache, namespace),
+                         service_account=await component_service_account(cache, namespace))
+
+
+def desired_children(settings: OperatorSettings, dcd: DynamoComponentDeployment,
+                     inputs: ClusterInputs, *, mpi_secret: Json | None = None,
+                     epp_cluster_role: str = "") -> DesiredChildren:
     """The DCD's desired set (`mpi_secret`: the MPI SSH Secret to copy into the namespace;
     `epp_cluster_role`: the ClusterRole an EPP's account is bound to);
     GenerationError for a spec the backends cannot render."""
     return component_children(
-        dcd, settings,
-        pull_secrets=await pull_secrets_of(cache, namespace),
-        service_account=await component_service_account(cache, namespace),
+        dcd, settings, pull_secrets=inputs.pull_secrets,
+        service_account=inputs.service_account,
         mpi_secret=mpi_secret, epp_cluster_role=epp_cluster_role)

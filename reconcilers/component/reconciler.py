@@ -48,6 +48,7 @@ from controller.reconcile import Request, Result
 from controller.resource import Resource
 from reconcilers.component import etcd_keys
 from reconcilers.component.children import (
+    cluster_inputs,
     desired_children,
     index_service_accounts,
     owned_resources,
@@ -151,6 +152,7 @@ class ComponentDeploymentReconciler:
         obj = await cache.get_or_none(COMPONENT_DEPLOYMENTS, request.namespace, request.name)
         if obj is None:
             self.pacer.clear(request)
+            self.writer.forget(request.namespace, request.name)
             return None
         if is_deleting(obj):
             self.pacer.clear(request)
@@ -184,10 +186,11 @@ class ComponentDeploymentReconciler:
                 self.ctx, namespace,
                 [dcd.spec.service_name or request.name] if component_needs_mpi_secret(dcd)
                 else [], availability.RECONCILE_FAILED)
-            desired = await desired_children(cache, self.ctx.settings, namespace, dcd,
-                                             mpi_secret=mpi_secret,
-                                             epp_cluster_role=self.ctx.epp_cluster_role_name)
-            synced = await self.writer.sync(obj, desired)
+            inputs = await cluster_inputs(cache, namespace)
+            desired = desired_children(self.ctx.settings, dcd, inputs, mpi_secret=mpi_secret,
+                                       epp_cluster_role=self.ctx.epp_cluster_role_name)
+            # The settings and the EPP role are the process's: the rest is the DCD's own.
+            synced = await self.writer.sync(obj, desired, inputs=(inputs, mpi_secret))
         except GenerationError as err:
             # The spec cannot be rendered under this operator's settings (e.g. multinode
             # without an orchestrator).
@@ -279,7 +282,8 @@ class ComponentDeploymentReconciler:
             wait = self.pacer.hold(key)
             if wait > 0:
                 return wait
-        written = await write_status(self.ctx.client, COMPONENT_DEPLOYMENTS, obj, status)
+        written = await write_status(self.ctx.client, COMPONENT_DEPLOYMENTS, obj, status,
+                                     decode=False)
         self.pacer.clear(key)
         if written is None:
             return 0.0

@@ -96,6 +96,7 @@ class GraphDeploymentReconciler:
                                                 request.name)
         if live is None:
             self.pacer.clear(request)
+            self.writer.forget(request.namespace, request.name)
             return None
         if is_deleting(live):
             # Children go with the graph through their owner references; touching them now
@@ -152,7 +153,8 @@ class GraphDeploymentReconciler:
                                      mpi_secret=mpi_secret)
         except GenerationError as error:
             raise TerminalError(str(error), reason=RECONCILE_FAILED) from None
-        synced = await self.writer.sync(live, desired)
+        # The settings and cluster roles are the process's: the rest is the graph's own.
+        synced = await self.writer.sync(live, desired, inputs=(plan.tokens, mpi_secret))
         if synced.missing:
             # A claim appearing wakes the graph (see _claim_mapper).
             raise TerminalError("; ".join(synced.missing), reason=RECONCILE_FAILED)
@@ -182,7 +184,8 @@ class GraphDeploymentReconciler:
             wait = self.pacer.hold(key)
             if wait > 0:
                 return Result(requeue_after=wait)
-        await self._save_status(live, status)
+        # The written graph is not read again here: its answer is not decoded.
+        await write_status(self.ctx.client, GRAPH_DEPLOYMENTS, live, status, decode=False)
         self.pacer.clear(key)
         event = transition_event(before.get("status"), status)
         if event is not None:

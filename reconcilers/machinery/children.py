@@ -34,6 +34,7 @@ from controller.resource import Resource
 from controller.store import OWNER_UID_INDEX
 from reconcilers.machinery.availability import RECONCILE_FAILED
 from reconcilers.machinery.resources import resource_for
+from reconcilers.machinery.spec_hashes import Hashes, SpecHashes, intern_hash
 
 Json = dict[str, Any]
 
@@ -47,6 +48,8 @@ log = structlog.get_logger("reconcilers.children")
 
 
 _REFUSED_DETAIL_LIMIT = 2000
+#: `ChildWriter.sync` without `inputs`: nothing is known to keep the hashes valid.
+_UNKNOWN = object()
 
 
 def refused_message(obj: Json, err: ApiError) -> str:
@@ -186,12 +189,22 @@ class ChildWriter:
         self.client = client
         self.cache = cache
         self.recorder = recorder
+        self.hashes = SpecHashes()
 
     async def _live(self, resource: Resource, namespace: str | None, name: str) -> Json | None:
         return await self.cache.get_or_none(resource, namespace, name)
 
-    async def sync(self, parent: Json, desired: DesiredChildren) -> Synced:
-        """Bring the parent's children to the desired set, then prune the rest."""
+    async def sync(self, parent: Json, desired: DesiredChildren, *,
+                   inputs: object = _UNKNOWN) -> Synced:
+        """Bring the parent's children to the desired set, then prune the rest.
+
+        `inputs`: everything besides the parent's metadata and spec that `desired` was
+        rendered from (a value equal exactly when the rendering would be); given, the spec
+        hashes of the last sync of the parent from an equal basis are used again
+        (`spec_hashes`). Not given, every hash is computed."""
+        count = len(desired.children)
+        hashes: Hashes = ([None] * count if inputs is _UNKNOWN
+                          else self.hashes.for_sync(parent, inputs, count))
         synced = Synced()
         for ref in desired.required:
             resource = resource_for((ref.api_version, ref.kind))
@@ -199,9 +212,9 @@ class ChildWriter:
                 synced.missing.append(f"{ref} not found")
         if synced.missing:
             return synced
-        for child in desired.children:
+        for index, child in enumerate(desired.children):
             try:
-                applied = await self._write(parent, child)
+                applied = await self._write(parent, child, hashes, index)
             except ApiError as err:
                 if err.code not in (400, 422):
                     raise
@@ -217,7 +230,11 @@ class ChildWriter:
             synced.pruned[kind] = await self._prune(parent, kind, wanted)
         return synced
 
-    async def _write(self, parent: Json, child: Child) -> Applied:
+    def forget(self, namespace: str, name: str) -> None:
+        """The parent is gone: drop the hashes remembered for it."""
+        self.hashes.forget(namespace, name)
+
+    async def _write(self, parent: Json, child: Child, hashes: Hashes, index: int) -> Applied:
         resource = resource_for(child.kind)
         if child.write is Write.SCALE:
             return await self._scale(parent, resource, child.obj)
@@ -230,7 +247,10 @@ class ChildWriter:
             return Applied(Outcome.SHARED if shared else Outcome.NOT_OWNED, live)
         if live is not None and child.write is Write.CREATE_ONLY:
             return Applied(Outcome.UNCHANGED, live)
-        return await self.apply(parent, resource, child.obj)
+        wanted_hash = hashes[index]
+        if wanted_hash is None:
+            wanted_hash = hashes[index] = intern_hash(spec_hash(child.obj))
+        return await self.apply(parent, resource, child.obj, wanted_hash)
 
     async def _prune(self, parent: Json, kind: Kind, wanted: set[tuple[Kind, str]]
                      ) -> list[Json]:
@@ -310,12 +330,15 @@ class ChildWriter:
         await self._updated(parent, resource, child.name)
         return Applied(Outcome.UPDATED, updated)
 
-    async def apply(self, parent: Json, resource: Resource, desired: Json) -> Applied:
-        """Create or update one child so that it matches `desired`."""
+    async def apply(self, parent: Json, resource: Resource, desired: Json,
+                    wanted_hash: str | None = None) -> Applied:
+        """Create or update one child so that it matches `desired` (whose `spec_hash` is
+        `wanted_hash`, computed here when not given)."""
         meta = desired["metadata"]
         namespace, name = meta.get("namespace"), meta["name"]
         live = await self._live(resource, namespace, name)
-        wanted_hash = spec_hash(desired)
+        if wanted_hash is None:
+            wanted_hash = spec_hash(desired)
         if live is None:
             return await self._create(parent, resource, desired, wanted_hash)
         if not is_owned_by(live, parent):

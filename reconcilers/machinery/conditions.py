@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
+
+from controller.clock import now_rfc3339
 
 Json = dict[str, Any]
 
 
 def now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """The time a condition changes, as the API writes it."""
+    return now_rfc3339()
 
 
 def set_condition(conditions: list[Json], ctype: str, status: bool | str, reason: str,

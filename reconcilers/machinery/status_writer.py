@@ -29,9 +29,10 @@ _REMEMBERED = 16384
 
 
 async def write_status(client: KubeClient, resource: Resource, obj: Json,
-                       status: Json) -> Json | None:
+                       status: Json, *, decode: bool = True) -> Json | None:
     """Make `obj`'s status equal to `status`; the updated object, or None if unchanged or if
-    the object is gone (deleted while it was reconciled: its delete event ends the story)."""
+    the object is gone (deleted while it was reconciled: its delete event ends the story).
+    `decode=False`: the caller does not read the updated object, {} stands for it."""
     current = obj.get("status") or {}
     if current == status:
         return None
@@ -43,7 +44,7 @@ async def write_status(client: KubeClient, resource: Resource, obj: Json,
              "status": merge_patch(current, status)}
     try:
         written: Json = await client.patch(resource, meta.get("namespace"), meta["name"],
-                                           patch, subresource="status")
+                                           patch, subresource="status", decode=decode)
     except NotFound:
         return None
     if uid:

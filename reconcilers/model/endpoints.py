@@ -63,8 +63,9 @@ _STUB_METADATA = ("name", "namespace", "uid", "resourceVersion")
 
 def trim_endpoint_slice(obj: Json) -> Json:
     """The cached form of an EndpointSlice: whole (without managedFields) when it carries the
-    base-model label this controller reads, else a stub. Slices of every Service in the
-    cluster come through the informer; only the labelled ones are ever read."""
+    base-model label this controller reads, else a stub. With `CACHE_SELECTORS` the server
+    sends only labelled slices; a cache built without it holds every Service's slices, as
+    stubs."""
     meta = obj.get("metadata") or {}
     if constants.LABEL_BASE_MODEL_HASH in (meta.get("labels") or {}):
         return compact_object(obj)
@@ -75,6 +76,10 @@ def trim_endpoint_slice(obj: Json) -> Json:
 
 #: How the cache must hold what this controller reads (see trim_endpoint_slice).
 CACHE_TRANSFORMS: dict[Resource, Transform] = {ENDPOINT_SLICES: trim_endpoint_slice}
+#: What of a resource the cache needs at all: only the EndpointSlices of model Services (the
+#: label is copied from the Service). Every other Service's slices, one or more per Service in
+#: the cluster and rewritten at each pod's readiness change, are never sent to the operator.
+CACHE_SELECTORS: dict[Resource, str] = {ENDPOINT_SLICES: constants.LABEL_BASE_MODEL_HASH}
 
 
 def hash_key(namespace: str, digest: str) -> str:

@@ -11,7 +11,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 RESULT_KEYS = {"graphs", "seconds_to_ready", "writes_per_graph", "minimum_writes_per_graph",
                "minimum", "steady_writes_per_minute", "operator_peak_rss_mib",
-               "writes_breakdown_per_graph"}
+               "writes_breakdown_per_graph", "watch_events_per_graph", "watch_kib_per_graph",
+               "watch_events_by_resource_per_graph"}
 
 
 def test_graphs_bench_prints_json() -> None:
@@ -26,3 +27,7 @@ def test_graphs_bench_prints_json() -> None:
     assert set(result) >= RESULT_KEYS
     assert result["graphs"] == 2
     assert result["minimum"]["children_per_graph"]["deployments.apps"] == 3
+    # The operator decoded at least its own graph's and children's events, pods included.
+    watched = result["watch_events_by_resource_per_graph"]
+    assert watched["dynamographdeployments.nvidia.com"][0] >= 1
+    assert watched["pods"][0] >= 3 and watched["pods"][1] > 0

@@ -1,5 +1,5 @@
 """The cache's shape, declared where it is built: a transform per resource (by_object) over a
-default one, strict indexers, and get_or_none."""
+default one, a label selector per resource, strict indexers, and get_or_none."""
 
 from __future__ import annotations
 
@@ -126,3 +126,37 @@ def test_compact_object_shares_keys_and_short_strings() -> None:
     key_two = next(iter(two["metadata"]["labels"]))
     assert key_one is key_two
     assert one["metadata"]["labels"][key_one] is two["metadata"]["labels"][key_two]
+
+
+async def test_label_selector_caches_only_matching_objects(
+        client: KubeClient, kubeconfig: Path) -> None:
+    """A resource given a label selector is listed and watched with it: objects without the
+    label never reach the cache, one losing the label leaves it, one gaining it enters."""
+    mgr = await manager(kubeconfig, label_selectors={CONFIG_MAPS: "serves"})
+    cache = mgr.cache
+    task = asyncio.create_task(cache.run())
+    try:
+        await client.create(CONFIG_MAPS, {"metadata": {"name": "before", "namespace": "default",
+                                                       "labels": {"serves": "a"}}})
+        await client.create(CONFIG_MAPS, {"metadata": {"name": "plain", "namespace": "default"}})
+        informer = cache.informer(CONFIG_MAPS)
+        assert informer.label_selector == "serves"
+        assert cache.label_selector_for(Resource("", "v1", "secrets", "Secret")) == ""
+        await informer.wait_for_sync()
+        assert [o["metadata"]["name"] for o in await cache.list(CONFIG_MAPS, "default")] == [
+            "before"]
+        await client.create(CONFIG_MAPS, {"metadata": {"name": "after", "namespace": "default",
+                                                       "labels": {"serves": "b"}}})
+        await client.patch(CONFIG_MAPS, "default", "before",
+                           {"metadata": {"labels": {"serves": None}}})
+        await client.patch(CONFIG_MAPS, "default", "plain",
+                           {"metadata": {"labels": {"serves": "c"}}})
+
+        async def moved() -> bool:
+            names = sorted(o["metadata"]["name"] for o in await cache.list(CONFIG_MAPS))
+            return names == ["after", "plain"]
+        await eventually(moved, what="the cache following the selector")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await mgr.client.close()

@@ -1,5 +1,5 @@
-"""The API client against the local server: JSON verbs, error classes, client-side QPS limits,
-request metrics and the user agent."""
+"""The API client against the local server: JSON verbs, writes whose answer is not decoded,
+error classes, client-side QPS limits, request metrics and the user agent."""
 
 from __future__ import annotations
 
@@ -44,6 +44,24 @@ async def test_verbs_and_errors(kubeconfig: Path) -> None:
                       {"code": "409", "method": "POST", "host": client.host}) == 1
         assert sample("rest_client_requests_total",
                       {"code": "201", "method": "POST", "host": client.host}) == 1
+    finally:
+        await client.close()
+
+
+async def test_writes_whose_answer_is_not_decoded(kubeconfig: Path) -> None:
+    """decode=False: success returns {} (the write happened), a refusal still raises."""
+    client = await KubeClient.connect(kubeconfig, ClientConfig(qps=None))
+    try:
+        cm = {"metadata": {"name": "quiet", "namespace": "default"}, "data": {"k": "v"}}
+        assert await client.create(CONFIG_MAPS, cm, decode=False) == {}
+        assert (await client.get(CONFIG_MAPS, "default", "quiet"))["data"] == {"k": "v"}
+        assert await client.patch(CONFIG_MAPS, "default", "quiet", {"data": {"k": "w"}},
+                                  decode=False) == {}
+        assert (await client.get(CONFIG_MAPS, "default", "quiet"))["data"] == {"k": "w"}
+        with pytest.raises(Conflict):
+            await client.create(CONFIG_MAPS, cm, decode=False)
+        with pytest.raises(NotFound):
+            await client.patch(CONFIG_MAPS, "default", "absent", {"data": {}}, decode=False)
     finally:
         await client.close()
 

@@ -23,7 +23,7 @@ from hack.localcluster.testing import eventually as shared_eventually
 from reconcilers.graph import reconciler as graph_deployment
 from reconcilers.machinery.context import OperatorContext
 from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
-from reconcilers.operator.registry import cache_transforms
+from reconcilers.operator.registry import cache_label_selectors, cache_transforms
 
 Json = dict[str, Any]
 
@@ -69,7 +69,8 @@ async def operator(kubeconfig: Path, settings: OperatorSettings | None = None,
     config = ManagerConfig(kubeconfig=kubeconfig, client=ClientConfig(qps=None, user_agent=AGENT),
                            watch=FAST_WATCH, status_host="127.0.0.1", status_port=0,
                            graceful_shutdown_timeout=2.0, cache_sync_timeout=10.0,
-                           by_object=cache_transforms())
+                           by_object=cache_transforms(),
+                           label_selectors=cache_label_selectors())
     mgr = await Manager.create(config)
     ctx = OperatorContext(client=mgr.client, cache=mgr.cache,
                           settings=settings or OperatorSettings(), **context)

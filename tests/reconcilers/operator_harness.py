@@ -22,7 +22,11 @@ from controller.resource import Resource
 from hack.localcluster.testing import eventually as shared_eventually
 from reconcilers.machinery.context import OperatorContext
 from reconcilers.operator.process import client_config
-from reconcilers.operator.registry import Register, cache_transforms
+from reconcilers.operator.registry import (
+    Register,
+    cache_label_selectors,
+    cache_transforms,
+)
 
 Json = dict[str, Any]
 
@@ -77,7 +81,8 @@ async def running_operator(kubeconfig: Path, registrations: Iterable[Register],
     config = ManagerConfig(kubeconfig=kubeconfig, client=client_config(),
                            watch=FAST_WATCH, status_host="127.0.0.1", status_port=0,
                            graceful_shutdown_timeout=2.0, cache_sync_timeout=10.0,
-                           by_object=cache_transforms())
+                           by_object=cache_transforms(),
+                           label_selectors=cache_label_selectors())
     manager = await Manager.create(config)
     ctx = OperatorContext(client=manager.client, cache=manager.cache, settings=settings)
     for register in registrations:

@@ -19,7 +19,7 @@ from hack.localcluster.testing import eventually as shared_eventually
 from reconcilers.machinery.context import OperatorContext
 from reconcilers.machinery.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
 from reconcilers.operator.process import client_config
-from reconcilers.operator.registry import cache_transforms
+from reconcilers.operator.registry import cache_label_selectors, cache_transforms
 from reconcilers.scaling_adapter import reconciler as scaling_adapter
 
 Json = dict[str, Any]
@@ -63,7 +63,8 @@ async def running_operator(kubeconfig: Path) -> AsyncIterator[Manager]:
     mgr = await Manager.create(ManagerConfig(
         kubeconfig=kubeconfig, client=client_config(), watch=FAST_WATCH,
         status_host="127.0.0.1", status_port=0, graceful_shutdown_timeout=2.0,
-        cache_sync_timeout=10.0, by_object=cache_transforms()))
+        cache_sync_timeout=10.0, by_object=cache_transforms(),
+                           label_selectors=cache_label_selectors()))
     ctx = OperatorContext(client=mgr.client, cache=mgr.cache, settings=OperatorSettings())
     scaling_adapter.register(mgr, ctx)
     task = asyncio.create_task(mgr.run())

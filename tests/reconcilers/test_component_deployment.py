@@ -261,8 +261,8 @@ async def test_model_service_follows_model_ref(kube: KubeClient, operator: Opera
     await eventually(gone)
 
 
-async def test_pull_secrets_by_registry_without_caching_credentials(
-        kube: KubeClient, operator: Operator) -> None:
+async def create_ngc_secret(kube: KubeClient, operator: Operator) -> None:
+    """A docker-config Secret for nvcr.io, once the operator's cache holds it."""
     config = {"auths": {"https://nvcr.io": {"auth": base64.b64encode(b"u:p").decode()}}}
     data = base64.b64encode(json.dumps(config).encode()).decode()
     await kube.create(SECRETS, {"apiVersion": "v1", "kind": "Secret", "type":
@@ -275,6 +275,12 @@ async def test_pull_secrets_by_registry_without_caching_credentials(
         return cached.get(NS, "ngc") is not None
 
     await eventually(seen)
+
+
+async def test_pull_secrets_by_registry_without_caching_credentials(
+        kube: KubeClient, operator: Operator) -> None:
+    await create_ngc_secret(kube, operator)
+    cached = operator.ctx.cache.informer(SECRETS).store
     assert cached.get(NS, "ngc") == {
         "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
         HOSTS_KEY: ["nvcr.io"],
@@ -282,6 +288,21 @@ async def test_pull_secrets_by_registry_without_caching_credentials(
                      if k in ("name", "namespace", "uid", "resourceVersion")}}
     await kube.create(COMPONENT_DEPLOYMENTS, dcd("w"))
     dep = await wait_for(kube, DEPLOYMENTS, NS, "w")
+    assert dep["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "ngc"}]
+
+
+async def test_a_pull_secret_added_later_reaches_the_pods_at_the_next_reconcile(
+        kube: KubeClient, operator: Operator) -> None:
+    """Nothing of the DCD changes, only its namespace: the spec hashes remembered from the
+    last sync (machinery.spec_hashes) must not hide the new Secret."""
+    await kube.create(COMPONENT_DEPLOYMENTS, dcd("w"))
+    dep = await wait_for(kube, DEPLOYMENTS, NS, "w")
+    assert "imagePullSecrets" not in dep["spec"]["template"]["spec"]
+    await create_ngc_secret(kube, operator)
+    # A status change of its Deployment wakes the DCD.
+    await set_deployment_status(kube, "w", replicas=2, updatedReplicas=2)
+    dep = await wait_for(kube, DEPLOYMENTS, NS, "w", lambda d: "imagePullSecrets" in
+                         d["spec"]["template"]["spec"])
     assert dep["spec"]["template"]["spec"]["imagePullSecrets"] == [{"name": "ngc"}]
 
 

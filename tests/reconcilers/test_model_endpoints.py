@@ -4,6 +4,7 @@ simulated cluster, as a worker component scales, and nothing at all."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from model_support import (
     BASE,
@@ -16,10 +17,18 @@ from model_support import (
 from operator_harness import condition, eventually
 
 from backends import naming
+from backends.constants import LABEL_BASE_MODEL_HASH
 from hack.localcluster.server import LocalCluster
 from reconcilers.machinery.finalizer import FINALIZER
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, MODELS
+from reconcilers.machinery.resources import (
+    COMPONENT_DEPLOYMENTS,
+    ENDPOINT_SLICES,
+    MODELS,
+    SERVICES,
+)
 from reconcilers.model.endpoints import address_of
+
+Json = dict[str, Any]
 
 
 def test_addresses_are_http_on_the_system_port_with_ipv6_bracketed() -> None:
@@ -59,6 +68,31 @@ async def test_base_model_counts_endpoints_as_the_workers_scale(
         # A base model is never loaded into anything.
         assert env.workers.calls(NS, "/engine/v1/load_lora") == []
         assert await env.events("base", "EndpointsDiscovered")
+
+
+async def test_only_model_slices_reach_the_operator(
+        sim_cluster: LocalCluster, tmp_path: Path) -> None:
+    """The cache lists and watches EndpointSlices with the base-model label as selector: a
+    Service without it gets its slices in the cluster, none in the operator's cache."""
+    async with model_env(sim_cluster, tmp_path / "sim" / "kubeconfig") as env:
+        await env.kube.create(COMPONENT_DEPLOYMENTS, worker_dcd(replicas=1))
+        await env.kube.create(SERVICES, {"metadata": {"name": "plain", "namespace": NS},
+                                         "spec": {"selector": {"nvidia.com/selector": "w"},
+                                                  "ports": [{"port": 9090}]}})
+        await env.kube.create(MODELS, dynamo_model("base"))
+        await env.wait_model("base", ready_is("True", "EndpointsDiscovered", total=1))
+
+        async def slices_of(service: str) -> list[Json]:
+            return list((await env.kube.list(
+                ENDPOINT_SLICES, NS,
+                label_selector=f"kubernetes.io/service-name={service}"))["items"])
+        await eventually(lambda: slices_of("plain"), what="the plain Service's slice")
+        cached = await env.operator.manager.cache.list(ENDPOINT_SLICES, NS)
+        assert cached and all(
+            naming.model_hash(BASE) == o["metadata"]["labels"][LABEL_BASE_MODEL_HASH]
+            for o in cached)
+        plain = {o["metadata"]["name"] for o in await slices_of("plain")}
+        assert not plain & {o["metadata"]["name"] for o in cached}
 
 
 async def test_no_slices_means_no_services_and_no_endpoints(

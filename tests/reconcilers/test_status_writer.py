@@ -54,3 +54,21 @@ async def test_a_copy_already_written_over_is_not_written_again(kubeconfig: Path
             "metadata"]["resourceVersion"] == other["metadata"]["resourceVersion"]
     finally:
         await kube.close()
+
+
+async def test_a_write_whose_answer_is_not_read(kubeconfig: Path) -> None:
+    """decode=False: {} stands for the written object, and the rule against stale copies
+    still holds (it needs only the version written over)."""
+    kube = await setup_client(kubeconfig)
+    try:
+        await install_crds(kube, DCD_CRD)
+        stale = await kube.create(COMPONENT_DEPLOYMENTS, _dcd("quiet-status"))
+        status = {"state": "pending", "observedGeneration": 1}
+        assert await write_status(kube, COMPONENT_DEPLOYMENTS, stale, status,
+                                  decode=False) == {}
+        live = await kube.get(COMPONENT_DEPLOYMENTS, "default", "quiet-status")
+        assert live["status"] == status
+        assert await write_status(kube, COMPONENT_DEPLOYMENTS, stale, {"state": "x"},
+                                  decode=False) is None
+    finally:
+        await kube.close()

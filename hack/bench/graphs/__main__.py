@@ -7,8 +7,9 @@ DGD is Ready; writes per graph the operator made (by its user agent) until then,
 minimum (one create per child object plus one status write per DGD and DCD), with a
 breakdown by verb and resource and the status writes per object of each kind; events per graph
 against the issue's bound (one per child created plus one per state transition of the DGD:
-pending, then successful); writes per minute while idle after that; and the operator's peak
-RSS (VmHWM). The last line printed is one JSON object with the figures.
+pending, then successful); writes per minute while idle after that; the operator's peak
+RSS (VmHWM); and the watch events the operator was sent per graph, with their bytes, by
+resource (what it had to decode). The last line printed is one JSON object with the figures.
 """
 
 from __future__ import annotations
@@ -243,6 +244,7 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
     steady.subtract(converge)
     steady_total = sum(steady.values())
     rss = peak_rss_mib(proc.pid)
+    watched = cluster.stats.watch_sent(user_agent=f"({RUN_POD})")
     result = {
         "graphs": size, "ready": ready,
         "seconds_to_ready": round(seconds, 2) if ready == size else None,
@@ -261,11 +263,19 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
         "server_cpu_seconds_to_ready": round(server_cpu, 1),
         "server_process_peak_rss_mib": round(peak_rss_mib(os.getpid()), 1),
         "writes_breakdown_per_graph": {k: round(v / size, 3) for k, v in sorted(converge.items())},
+        # What the operator had to decode, until the end of the steady window.
+        "watch_events_per_graph": round(sum(w.events for w in watched.values()) / size, 2),
+        "watch_kib_per_graph": round(sum(w.bytes for w in watched.values()) / 1024 / size, 1),
+        "watch_events_by_resource_per_graph": {
+            r: [round(w.events / size, 2), round(w.bytes / 1024 / size, 1)]
+            for r, w in sorted(watched.items()) if w.events},
         "steady_breakdown": {k: v for k, v in sorted(steady.items()) if v},
     }
     print(f"N={size}: {json.dumps(result)}", file=sys.stderr)
     # Every Ready graph was built by writes we must have counted.
     check([at_least("graphs Ready", ready, 1),
+           at_least("watch events per graph", result["watch_events_per_graph"],
+                    1.0 if ready else 0.0),
            at_least("writes per graph", result["writes_per_graph"],
                     minimum["total"] * ready / size)])
     return result
@@ -281,6 +291,7 @@ def table(results: list[dict[str, Any]]) -> str:
             ("idle writes per minute (all / children + status)", "steady"),
             ("operator peak RSS, MiB", "operator_peak_rss_mib"),
             ("operator CPU seconds until all Ready", "operator_cpu_seconds_to_ready"),
+            ("watch events (KiB) the operator decoded per graph", "watched"),
             ("server + simulation CPU seconds until then", "server_cpu_seconds_to_ready")]
     lines = ["| figure | " + " | ".join(f"N={r['graphs']}" for r in results) + " |",
              "|---|" + "---|" * len(results)]
@@ -289,6 +300,9 @@ def table(results: list[dict[str, Any]]) -> str:
             cells = [f"{r['ready']} ({r['graphs_per_second']})" for r in results]
         elif key == "events":
             cells = [f"{r['events_per_graph']} ({r['events_bound_per_graph']})"
+                     for r in results]
+        elif key == "watched":
+            cells = [f"{r['watch_events_per_graph']} ({r['watch_kib_per_graph']})"
                      for r in results]
         elif key == "steady":
             cells = [f"{r['steady_writes_per_minute']} / {r['steady_child_writes_per_minute']}"
@@ -303,6 +317,10 @@ def table(results: list[dict[str, Any]]) -> str:
     for kind in kinds:
         cells = [str(r["writes_breakdown_per_graph"].get(kind, 0)) for r in results]
         lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    watched = [r["watch_events_by_resource_per_graph"] for r in results]
+    for resource in sorted({k for w in watched for k in w}):
+        cells = ["{} ({} KiB)".format(*w.get(resource, [0, 0])) for w in watched]
+        lines.append(f"| watch events of {resource} per graph | " + " | ".join(cells) + " |")
     for resource in sorted({k for r in results for k in r["status_writes_per_object"]}):
         cells = [str(r["status_writes_per_object"].get(resource, 0)) for r in results]
         lines.append(f"| status writes per {resource} object | " + " | ".join(cells) + " |")
