@@ -22,7 +22,7 @@ import uuid
 import structlog
 
 from .errors import Conflict, TerminalError, is_transient
-from .handlers import Mapper, enqueue
+from .handlers import ALL, Mapper, Predicate, enqueue
 from .informer import Informer
 from .metrics import Metrics
 from .ratelimit import RateLimiter
@@ -52,7 +52,7 @@ class Controller:
         self.admit = admit
         self.metrics = metrics or Metrics()
         self.queue: WorkQueue[Request] = WorkQueue(name, rate_limiter, self.metrics.queue(name))
-        self._sources: list[tuple[Informer, Mapper]] = []
+        self._sources: list[tuple[Informer, Mapper, Predicate]] = []
         self._started = False
         self._log = log.bind(controller=name)
         m = self.metrics
@@ -63,20 +63,21 @@ class Controller:
         self._results = {r: m.reconcile_total.labels(controller=name, result=r)
                          for r in ("success", "error", "requeue", "requeue_after")}
 
-    def watch(self, informer: Informer, mapper: Mapper) -> None:
-        """Enqueue what `mapper` makes of each event of `informer` (before `run`)."""
+    def watch(self, informer: Informer, mapper: Mapper, predicate: Predicate = ALL) -> None:
+        """Enqueue what `mapper` makes of each event of `informer` that `predicate` lets
+        through (before `run`)."""
         if self._started:
             raise RuntimeError("add watches before the controller starts")
-        self._sources.append((informer, mapper))
+        self._sources.append((informer, mapper, predicate))
 
     async def run(self) -> None:
         """Start the sources, wait for their caches, then reconcile until shut down."""
         self._started = True
-        for informer, mapper in self._sources:
-            informer.add_handler(enqueue(self.queue, mapper))
+        for informer, mapper, predicate in self._sources:
+            informer.add_handler(enqueue(self.queue, mapper, predicate))
         try:
             async with asyncio.timeout(self.cache_sync_timeout):
-                for informer, _ in self._sources:
+                for informer, _, _ in self._sources:
                     await informer.wait_for_sync()
         except TimeoutError:
             raise CacheSyncTimeout(f"controller {self.name}: caches did not sync within"
@@ -92,7 +93,7 @@ class Controller:
     def resync(self, namespace: str | None = None) -> None:
         """Enqueue what every source maps its cached objects (in `namespace`) to, as a
         resync does: level-based reconciles make the extra keys harmless."""
-        for informer, mapper in self._sources:
+        for informer, mapper, _ in self._sources:
             for obj in informer.store.list(namespace):
                 for request in mapper(obj):
                     self.queue.add(request)

@@ -26,7 +26,7 @@ import structlog
 from .cache import Cache
 from .client import ClientConfig, KubeClient
 from .controller import Controller
-from .handlers import Mapper, requests_for_object, requests_for_owner
+from .handlers import ALL, Mapper, Predicate, requests_for_object, requests_for_owner
 from .informer import Transform, WatchSettings, compact_object
 from .leader_election import LeaderElectionConfig, LeaderElector
 from .metrics import Metrics
@@ -121,9 +121,12 @@ class Manager:
                        owns: Iterable[Resource] = (),
                        watches: Iterable[tuple[Resource, Mapper]] = (),
                        max_concurrent_reconciles: int = 1,
-                       rate_limiter: RateLimiter | None = None) -> Controller:
-        """A controller of `for_` objects, woken by them, by children it controls (`owns`),
-        and by other objects through a mapping function (`watches`)."""
+                       rate_limiter: RateLimiter | None = None,
+                       for_predicate: Predicate = ALL,
+                       owns_predicate: Predicate = ALL) -> Controller:
+        """A controller of `for_` objects, woken by them (the events `for_predicate` lets
+        through), by children it controls (`owns`, through `owns_predicate`), and by other
+        objects through a mapping function (`watches`)."""
         if any(c.name == name for c in self.controllers):
             raise ValueError(f"a controller named {name!r} already exists")
         controller = Controller(name, reconciler,
@@ -131,9 +134,10 @@ class Manager:
                                 rate_limiter=rate_limiter, metrics=self.metrics,
                                 cache_sync_timeout=self.config.cache_sync_timeout,
                                 admit=self._admit)
-        controller.watch(self.cache.informer(for_), requests_for_object)
+        controller.watch(self.cache.informer(for_), requests_for_object, for_predicate)
         for child in owns:
-            controller.watch(self.cache.informer(child), requests_for_owner(for_))
+            controller.watch(self.cache.informer(child), requests_for_owner(for_),
+                             owns_predicate)
         for resource, mapper in watches:
             controller.watch(self.cache.informer(resource), mapper)
         self.controllers.append(controller)

@@ -42,6 +42,7 @@ from backends.mpi_secret import component_needs_mpi_secret
 from backends.multinode import node_count
 from backends.settings import OperatorSettings
 from controller.errors import ApiError, Conflict, NotFound, TerminalError, is_transient
+from controller.handlers import CREATE_IGNORED, STATUS_ONLY_IGNORED
 from controller.informer import Transform
 from controller.manager import Manager
 from controller.reconcile import Request, Result
@@ -348,4 +349,7 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
         owns=owned_resources(ctx.settings),
         watches=[(PODS, pods_to_components),
                  (SERVICES, model_service_informer_mapper(ctx.cache))],
-        max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME))
+        max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME),
+        # As the original: its own status writes and the creation of its children (its own
+        # doing) wake nothing; their updates (a Deployment's status) and deletions do.
+        for_predicate=STATUS_ONLY_IGNORED, owns_predicate=CREATE_IGNORED)

@@ -40,6 +40,7 @@ from backends.errors import GenerationError
 from backends.graph_children import graph_children, pruned_kinds, uses_grove
 from backends.mpi_secret import mpi_services
 from controller.errors import ApiError, Conflict, TerminalError, is_transient
+from controller.handlers import CREATE_IGNORED, STATUS_ONLY_IGNORED
 from controller.manager import Manager
 from controller.reconcile import Request, Result
 from reconcilers.graph.children import claimed_names, report_orphaned_adapters
@@ -238,6 +239,9 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
                (SECRETS, secret_mapper(graphs, ctx.settings))]
     if ctx.settings.grove_enabled:
         watches += [(POD_CLIQUES, _by_graph_label), (POD_CLIQUE_SCALING_GROUPS, _by_graph_label)]
+    # As the original: the graph's own status writes and the creation of its children (its
+    # own doing) wake nothing; their updates and deletions do.
     manager.add_controller(NAME, GraphDeploymentReconciler(ctx).reconcile, for_=GRAPH_DEPLOYMENTS,
                            owns=owns, watches=watches,
-                           max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME))
+                           max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME),
+                           for_predicate=STATUS_ONLY_IGNORED, owns_predicate=CREATE_IGNORED)

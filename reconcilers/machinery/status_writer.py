@@ -8,8 +8,10 @@ makes no writes.
 Nor is anything sent from a version this process has already written over. A reconcile that
 runs before the cache has seen the operator's own last status write (another child's event
 woke it) would compute from that stale copy and be refused with a 409, one wasted write per
-step at scale; the watch event of the write it missed is on its way and reconciles the
-object again, on the version the status must be written on.
+step at scale. `StaleCopy`, a Conflict, is raised instead, without a request: the controller
+requeues the object with the short backoff of a conflict, by when the cache holds the write
+(the write's own watch event wakes nothing where, as for graphs and components, status-only
+updates are filtered out).
 """
 
 from __future__ import annotations
@@ -18,10 +20,14 @@ from collections import OrderedDict
 from typing import Any
 
 from controller.client import KubeClient
-from controller.errors import NotFound
+from controller.errors import Conflict, NotFound
 from controller.resource import Resource
 
 Json = dict[str, Any]
+
+class StaleCopy(Conflict):
+    """A status computed from a copy of the object this process has already written over."""
+
 
 #: uid -> the resourceVersion our last status write replaced (oldest forgotten first).
 _written_over: OrderedDict[str, str] = OrderedDict()
@@ -39,7 +45,10 @@ async def write_status(client: KubeClient, resource: Resource, obj: Json,
     meta = obj["metadata"]
     uid, version = meta.get("uid", ""), meta["resourceVersion"]
     if uid and _written_over.get(uid) == version:
-        return None  # a stale copy: the event of our own write will reconcile it again
+        raise StaleCopy(409, "Conflict",
+                        f"the status was computed from version {version} of "
+                        f"{meta['name']}, which this operator has already written over; "
+                        "computing it again on the newer version")
     patch = {"metadata": {"resourceVersion": version},
              "status": merge_patch(current, status)}
     try:

@@ -1,16 +1,17 @@
 """Status writes over HTTP: only changes are sent, on the version they were computed from, and
-never from a copy this process has already written over."""
+never from a copy this process has already written over (refused as a conflict, unsent)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import pytest
 from operator_harness import DCD_CRD, install_crds, setup_client
 
 from controller.errors import ApiError
 from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS
-from reconcilers.machinery.status_writer import write_status
+from reconcilers.machinery.status_writer import StaleCopy, write_status
 
 Json = dict[str, Any]
 
@@ -31,9 +32,11 @@ async def test_a_copy_already_written_over_is_not_written_again(kubeconfig: Path
         written = await write_status(kube, COMPONENT_DEPLOYMENTS, stale, first)
         assert written is not None and written["status"] == first
         # A reconcile that still sees the version before that write (its cache is behind)
-        # sends nothing: no 409, and the newer status stays.
-        assert await write_status(kube, COMPONENT_DEPLOYMENTS, stale,
-                                  {"state": "other"}) is None
+        # sends nothing: it gets the 409 the server would answer, without asking, and the
+        # newer status stays.
+        with pytest.raises(StaleCopy) as refused:
+            await write_status(kube, COMPONENT_DEPLOYMENTS, stale, {"state": "other"})
+        assert refused.value.code == 409 and "already written over" in refused.value.message
         live = await kube.get(COMPONENT_DEPLOYMENTS, "default", "status-writer")
         assert live["status"] == first
         # On the current version it writes, and an unchanged status sends nothing.
@@ -68,7 +71,8 @@ async def test_a_write_whose_answer_is_not_read(kubeconfig: Path) -> None:
                                   decode=False) == {}
         live = await kube.get(COMPONENT_DEPLOYMENTS, "default", "quiet-status")
         assert live["status"] == status
-        assert await write_status(kube, COMPONENT_DEPLOYMENTS, stale, {"state": "x"},
-                                  decode=False) is None
+        with pytest.raises(StaleCopy):
+            await write_status(kube, COMPONENT_DEPLOYMENTS, stale, {"state": "x"},
+                               decode=False)
     finally:
         await kube.close()

@@ -1,0 +1,96 @@
+"""Predicates: which events of a source wake a controller. Its own objects' status-only
+updates do not (STATUS_ONLY_IGNORED); the creation of its children does not
+(CREATE_IGNORED); everything else does."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from harness import CRDS, eventually, manager, running
+
+from controller.client import KubeClient
+from controller.handlers import CREATE_IGNORED, STATUS_ONLY_IGNORED, changed_beyond_status
+from controller.reconcile import Request
+from controller.resource import CONFIG_MAPS, Resource
+
+GADGETS = Resource("test.example.com", "v1", "gadgets", "Gadget")
+QUIET = 0.4
+
+
+def gadget_crd() -> dict[str, Any]:
+    """A kind with a status subresource: a status write does not move its generation."""
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.test.example.com"},
+        "spec": {"group": "test.example.com", "scope": "Namespaced",
+                 "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget",
+                           "listKind": "GadgetList"},
+                 "versions": [{"name": "v1", "served": True, "storage": True,
+                               "subresources": {"status": {}},
+                               "schema": {"openAPIV3Schema": {
+                                   "type": "object",
+                                   "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+def test_changed_beyond_status() -> None:
+    meta = {"name": "g", "uid": "u", "generation": 1, "resourceVersion": "1",
+            "labels": {"a": "1"}}
+    old = {"kind": "Gadget", "metadata": meta, "spec": {"size": 1}, "status": {"n": 1}}
+    status_only = {**old, "metadata": {**meta, "resourceVersion": "2"}, "status": {"n": 2}}
+    assert not changed_beyond_status(old, status_only)
+    assert changed_beyond_status(old, {**old, "metadata": {**meta, "generation": 2}})
+    assert changed_beyond_status(old, {**old, "metadata": {**meta, "labels": {"a": "2"}}})
+    assert changed_beyond_status(old, {**old, "metadata": {**meta, "finalizers": ["f"]}})
+    assert changed_beyond_status(old, {**old, "data": {"k": "v"}})
+    # Without a generation, nothing stands for the spec: it is compared.
+    plain = {"metadata": {"name": "c", "resourceVersion": "1"}, "spec": {"x": 1}}
+    assert changed_beyond_status(plain, {**plain, "spec": {"x": 2}})
+    assert not changed_beyond_status(plain, {**plain, "status": {"y": 1}})
+
+
+async def test_status_writes_and_child_creations_wake_nobody(
+        kubeconfig: Path, client: KubeClient) -> None:
+    await client.create(CRDS, gadget_crd())
+    await asyncio.sleep(0.2)
+    mgr = await manager(kubeconfig)
+    seen: list[Request] = []
+
+    async def reconcile(request: Request) -> None:
+        seen.append(request)
+
+    mgr.add_controller("gadget", reconcile, for_=GADGETS, owns=[CONFIG_MAPS],
+                       for_predicate=STATUS_ONLY_IGNORED, owns_predicate=CREATE_IGNORED)
+    key = Request("default", "g")
+
+    async def woken_by(change: Any) -> None:
+        seen.clear()
+        await change
+        await eventually(lambda: key in seen, what="a reconcile")
+
+    async def not_woken_by(change: Any) -> None:
+        seen.clear()
+        await change
+        await asyncio.sleep(QUIET)
+        assert seen == []
+
+    async with running(mgr):
+        g = await client.create(GADGETS, {"apiVersion": "test.example.com/v1", "kind": "Gadget",
+                                          "metadata": {"name": "g", "namespace": "default"},
+                                          "spec": {"size": 1}})
+        await eventually(lambda: key in seen)
+        await not_woken_by(client.patch(GADGETS, "default", "g", {"status": {"n": 1}},
+                                        subresource="status"))
+        await woken_by(client.patch(GADGETS, "default", "g", {"spec": {"size": 2}}))
+        await woken_by(client.patch(GADGETS, "default", "g",
+                                    {"metadata": {"labels": {"a": "b"}}}))
+        child = {"apiVersion": "v1", "kind": "ConfigMap",
+                 "metadata": {"name": "g-child", "namespace": "default",
+                              "ownerReferences": [{"apiVersion": "test.example.com/v1",
+                                                   "kind": "Gadget", "name": "g",
+                                                   "uid": g["metadata"]["uid"],
+                                                   "controller": True}]}}
+        await not_woken_by(client.create(CONFIG_MAPS, child))
+        await woken_by(client.patch(CONFIG_MAPS, "default", "g-child", {"data": {"k": "v"}}))
+        await woken_by(client.delete(CONFIG_MAPS, "default", "g-child"))
