@@ -4,6 +4,12 @@ Semantics are client-go's: an item added while it waits is coalesced; an item ad
 worker holds it is marked dirty and queued again only when that worker calls `done`, so no
 key is ever processed by two workers at once. After `shutdown`, adds are ignored and `get`
 still hands out what is queued, then raises `ShutDown`.
+
+One difference: an item handed to a worker drops its pending delayed add (`add_after`, a
+rate-limited retry). The reconcile that runs now sees everything the delayed one would have
+seen, and asks for a later run itself if it still needs one; client-go would run it again
+anyway, a reconcile with nothing to do (a held status already written, a retry of what just
+succeeded).
 """
 
 from __future__ import annotations
@@ -111,6 +117,9 @@ class WorkQueue(Generic[T]):
                 if waiter in self._getters:
                     self._getters.remove(waiter)
         item = self._queue.popleft()
+        pending = self._waiting.pop(item, None)
+        if pending is not None:
+            pending[1].cancel()
         now = time.monotonic()
         self._processing[item] = now
         self._idle.clear()

@@ -123,6 +123,28 @@ async def test_add_after_earliest_wins_and_dedups() -> None:
     assert len(q) == 1
 
 
+async def test_taking_an_item_drops_its_pending_delay() -> None:
+    """The reconcile that runs now supersedes one asked for later: it asks again itself
+    if it still needs to. Other items keep their delays."""
+    q: WorkQueue[str] = WorkQueue()
+    q.add_after("a", 0.2)
+    q.add_after("b", 0.2)
+    q.add("a")  # an event, before the delay is over
+    assert await asyncio.wait_for(q.get(), 1) == "a"
+    q.done("a")
+    await asyncio.sleep(0.35)
+    assert len(q) == 1, "a's delayed run was dropped, b's was not"
+    assert await asyncio.wait_for(q.get(), 1) == "b"
+    q.done("b")
+    # A delay asked for while the item is being processed stands.
+    q.add("c")
+    assert await asyncio.wait_for(q.get(), 1) == "c"
+    q.add_after("c", 0.05)
+    q.done("c")
+    assert await asyncio.wait_for(q.get(), 1) == "c"
+    q.done("c")
+
+
 async def test_rate_limited_add_waits_growing_delays_and_forget_resets() -> None:
     q: WorkQueue[str] = WorkQueue(rate_limiter=ItemExponentialFailureRateLimiter(0.04, 1.0))
     waits = []
