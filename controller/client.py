@@ -30,6 +30,8 @@ from .ratelimit import TokenBucket
 from .resource import Resource
 
 Json = dict[str, Any]
+#: The events of one chunk of a watch stream.
+Events = list[Json]
 Query = list[tuple[str, str]]
 
 PATCH_TYPES = {
@@ -185,6 +187,22 @@ class KubeClient:
                     field_selector: str = "",
                     allow_bookmarks: bool = True) -> AsyncIterator[AsyncIterator[Json]]:
         """A watch stream as an iterator of events; the read timeout bounds silent gaps."""
+        async with self.watch_batches(
+                resource, namespace, resource_version=resource_version,
+                timeout_seconds=timeout_seconds, read_timeout=read_timeout,
+                label_selector=label_selector, field_selector=field_selector,
+                allow_bookmarks=allow_bookmarks) as batches:
+            yield _flattened(batches)
+
+    @asynccontextmanager
+    async def watch_batches(self, resource: Resource, namespace: str | None, *,
+                            resource_version: str, timeout_seconds: int, read_timeout: float,
+                            label_selector: str = "", field_selector: str = "",
+                            allow_bookmarks: bool = True
+                            ) -> AsyncIterator[AsyncIterator[Events]]:
+        """A watch stream as an iterator of the events of each chunk received, in order (an
+        informer takes a burst in one step instead of one per event); the read timeout
+        bounds silent gaps."""
         query = _query(watch="true", resourceVersion=resource_version,
                        timeoutSeconds=str(timeout_seconds), labelSelector=label_selector,
                        fieldSelector=field_selector,
@@ -198,7 +216,7 @@ class KubeClient:
             if response.status != 200:
                 data = await response.read()
                 raise _error(response.status, data, response.headers.get("Retry-After"))
-            yield _events(response)
+            yield _event_batches(response)
         finally:
             response.close()
 
@@ -280,11 +298,24 @@ def _resolve_proxy_once(api: Any) -> None:
     session._trust_env = False
 
 
-async def _events(response: Any) -> AsyncIterator[Json]:
-    async for line in response.content:
-        line = line.strip()
-        if line:
-            yield json.loads(line)
+async def _event_batches(response: Any) -> AsyncIterator[Events]:
+    """The events of a watch stream (one JSON object per line), a list per chunk read; a
+    line cut by a chunk's end waits for the rest."""
+    pending = b""
+    async for chunk in response.content.iter_any():
+        lines = (pending + chunk if pending else chunk).split(b"\n")
+        pending = lines.pop()
+        batch = [json.loads(line) for line in lines if line.strip()]
+        if batch:
+            yield batch
+    if pending.strip():
+        yield [json.loads(pending)]
+
+
+async def _flattened(batches: AsyncIterator[Events]) -> AsyncIterator[Json]:
+    async for batch in batches:
+        for event in batch:
+            yield event
 
 
 #: Methods whose requests carry the (JSON) body, as kubernetes_asyncio's REST client sends it.

@@ -239,15 +239,16 @@ class Informer:
         started = time.monotonic()
         events = 0
         try:
-            async with self.client.watch(self.resource, self.namespace,
-                                         resource_version=self._last_rv,
-                                         timeout_seconds=max(1, timeout),
-                                         read_timeout=s.read_timeout,
-                                         label_selector=self.label_selector,
-                                         field_selector=self.field_selector) as stream:
-                async for event in stream:
-                    events += 1
-                    self._handle(event)
+            async with self.client.watch_batches(self.resource, self.namespace,
+                                                 resource_version=self._last_rv,
+                                                 timeout_seconds=max(1, timeout),
+                                                 read_timeout=s.read_timeout,
+                                                 label_selector=self.label_selector,
+                                                 field_selector=self.field_selector) as stream:
+                async for batch in stream:
+                    events += len(batch)
+                    for event in batch:
+                        self._handle(event)
         except (aiohttp.ServerTimeoutError, TimeoutError):
             # Silence past the read timeout: the stream is dead; resume from the last version.
             self._log.debug("watch stream went silent", resource_version=self._last_rv)

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULT_KEYS = {"graphs", "seconds_to_ready", "writes_per_graph", "minimum_writes_per_graph",
                "minimum", "steady_writes_per_minute", "operator_peak_rss_mib",
                "writes_breakdown_per_graph", "watch_events_per_graph", "watch_kib_per_graph",
-               "watch_events_by_resource_per_graph"}
+               "watch_events_by_resource_per_graph", "reconciles_per_graph"}
 
 
 def test_graphs_bench_prints_json() -> None:
@@ -31,3 +31,7 @@ def test_graphs_bench_prints_json() -> None:
     watched = result["watch_events_by_resource_per_graph"]
     assert watched["dynamographdeployments.nvidia.com"][0] >= 1
     assert watched["pods"][0] >= 3 and watched["pods"][1] > 0
+    # A graph and its three components are each reconciled at least once.
+    by_controller = result["reconciles_by_controller_per_graph"]
+    assert by_controller["dynamographdeployment"] >= 1
+    assert by_controller["dynamocomponentdeployment"] >= 3

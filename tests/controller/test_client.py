@@ -99,3 +99,29 @@ async def test_proxy_environment_is_read_once(kubeconfig: Path,
         await client.list(CONFIG_MAPS, "default")
     finally:
         await client.close()
+
+
+async def test_watch_events_cut_across_chunks_arrive_whole(kubeconfig: Path) -> None:
+    """A watch is read a chunk at a time: events a chunk holds come as one batch, and an
+    event larger than a chunk (a 300 kB object) comes whole, in order."""
+    client = await KubeClient.connect(kubeconfig, ClientConfig(qps=None))
+    try:
+        start = (await client.list(CONFIG_MAPS, "default"))["metadata"]["resourceVersion"]
+        big = "x" * 300_000
+        for i in range(5):
+            data = {"k": big if i == 2 else str(i)}
+            await client.create(CONFIG_MAPS, {"metadata": {"name": f"w{i}",
+                                                           "namespace": "default"},
+                                              "data": data})
+        seen: list[dict[str, object]] = []
+        async with client.watch(CONFIG_MAPS, "default", resource_version=start,
+                                timeout_seconds=1, read_timeout=5) as events:
+            async for event in events:
+                seen.append(event)
+                if len(seen) == 5:
+                    break
+        assert [e["object"]["metadata"]["name"] for e in seen] == [  # type: ignore[index]
+            f"w{i}" for i in range(5)]
+        assert seen[2]["object"]["data"]["k"] == big  # type: ignore[index]
+    finally:
+        await client.close()

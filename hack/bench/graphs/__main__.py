@@ -8,8 +8,9 @@ minimum (one create per child object plus one status write per DGD and DCD), wit
 breakdown by verb and resource and the status writes per object of each kind; events per graph
 against the issue's bound (one per child created plus one per state transition of the DGD:
 pending, then successful); writes per minute while idle after that; the operator's peak
-RSS (VmHWM); and the watch events the operator was sent per graph, with their bytes, by
-resource (what it had to decode). The last line printed is one JSON object with the figures.
+RSS (VmHWM); the watch events the operator was sent per graph, with their bytes, by
+resource (what it had to decode); and its reconciles per graph, by controller (its /metrics).
+The last line printed is one JSON object with the figures.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from controller.client import ClientConfig, KubeClient
 from controller.resource import Resource
@@ -161,7 +164,24 @@ async def seed(kubeconfig: Path, count: int) -> None:
         await client.close()
 
 
-def operator_command(args: argparse.Namespace, kubeconfig: Path, size: int) -> list[str]:
+async def reconciles(metrics_port: int) -> dict[str, float]:
+    """Reconciles so far by controller, from the operator's /metrics."""
+    async with aiohttp.ClientSession() as session, session.get(
+            f"http://127.0.0.1:{metrics_port}/metrics",
+            timeout=aiohttp.ClientTimeout(total=10)) as response:
+        text = await response.text()
+    counts: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        if family.name == "controller_runtime_reconcile":
+            for sample in family.samples:
+                if sample.name.endswith("_total"):
+                    name = sample.labels["controller"]
+                    counts[name] = counts.get(name, 0.0) + sample.value
+    return counts
+
+
+def operator_command(args: argparse.Namespace, kubeconfig: Path, size: int,
+                     metrics_port: int | None = None) -> list[str]:
     python = [sys.executable]
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
@@ -170,7 +190,7 @@ def operator_command(args: argparse.Namespace, kubeconfig: Path, size: int) -> l
             "--leader-election-namespace", NAMESPACE, "--log-format", "json",
             "--log-level", "warning",
             "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
-            "--metrics-bind-address", f"127.0.0.1:{free_port()}",
+            "--metrics-bind-address", f"127.0.0.1:{metrics_port or free_port()}",
             "--max-concurrent-reconciles", str(args.workers),
             "--kube-api-qps", str(args.qps)]
 
@@ -189,15 +209,16 @@ async def run_size(args: argparse.Namespace, size: int, workdir: Path) -> dict[s
         env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "POD_NAMESPACE")}
         env["POD_NAME"] = RUN_POD
         log_path = workdir / f"operator-{size}.log"
+        metrics_port = free_port()
         started = time.monotonic()
         server_cpu_before = cpu_seconds(os.getpid())
         with log_path.open("wb") as log:
             proc = await asyncio.create_subprocess_exec(
-                *operator_command(args, kubeconfig, size), stdout=log,
+                *operator_command(args, kubeconfig, size, metrics_port), stdout=log,
                 stderr=asyncio.subprocess.STDOUT, env={**env, "PYTHONUNBUFFERED": "1"})
         try:
             return await measure(args, cluster, proc, size, started, log_path,
-                                 server_cpu_before, statuses)
+                                 server_cpu_before, statuses, metrics_port)
         finally:
             await statuses.stop()
             await watcher.close()
@@ -215,7 +236,7 @@ async def run_size(args: argparse.Namespace, size: int, workdir: Path) -> dict[s
 async def measure(args: argparse.Namespace, cluster: LocalCluster,
                   proc: asyncio.subprocess.Process, size: int, started: float,
                   log_path: Path, server_cpu_before: float,
-                  statuses: StatusWatch) -> dict[str, Any]:
+                  statuses: StatusWatch, metrics_port: int) -> dict[str, Any]:
     ready = 0
     while ready < size:
         if proc.returncode is not None:
@@ -230,6 +251,7 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
     server_cpu = cpu_seconds(os.getpid()) - server_cpu_before
     await asyncio.sleep(args.settle)
     converge = operator_writes(cluster)
+    reconciled = await reconciles(metrics_port)
     children = Counter({r: live_count(cluster, r, owned=True) for r in created_resources(cluster)})
     reporting = {r: live_count(cluster, r)
                  for r in (f"{DGDS.plural}.{GROUP}", f"{DCDS_PLURAL}.{GROUP}")}
@@ -263,6 +285,9 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
         "server_cpu_seconds_to_ready": round(server_cpu, 1),
         "server_process_peak_rss_mib": round(peak_rss_mib(os.getpid()), 1),
         "writes_breakdown_per_graph": {k: round(v / size, 3) for k, v in sorted(converge.items())},
+        "reconciles_per_graph": round(sum(reconciled.values()) / size, 2),
+        "reconciles_by_controller_per_graph": {c: round(n / size, 2)
+                                               for c, n in sorted(reconciled.items()) if n},
         # What the operator had to decode, until the end of the steady window.
         "watch_events_per_graph": round(sum(w.events for w in watched.values()) / size, 2),
         "watch_kib_per_graph": round(sum(w.bytes for w in watched.values()) / 1024 / size, 1),
@@ -275,6 +300,8 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
     # Every Ready graph was built by writes we must have counted.
     check([at_least("graphs Ready", ready, 1),
            at_least("watch events per graph", result["watch_events_per_graph"],
+                    1.0 if ready else 0.0),
+           at_least("reconciles per graph", result["reconciles_per_graph"],
                     1.0 if ready else 0.0),
            at_least("writes per graph", result["writes_per_graph"],
                     minimum["total"] * ready / size)])
@@ -292,6 +319,7 @@ def table(results: list[dict[str, Any]]) -> str:
             ("operator peak RSS, MiB", "operator_peak_rss_mib"),
             ("operator CPU seconds until all Ready", "operator_cpu_seconds_to_ready"),
             ("watch events (KiB) the operator decoded per graph", "watched"),
+            ("reconciles per graph", "reconciles_per_graph"),
             ("server + simulation CPU seconds until then", "server_cpu_seconds_to_ready")]
     lines = ["| figure | " + " | ".join(f"N={r['graphs']}" for r in results) + " |",
              "|---|" + "---|" * len(results)]
