@@ -248,7 +248,8 @@ class KubeClient:
         """What `ApiClient.call_api(..., _preload_content=False)` does for our requests, less
         its generic conversions: the same headers (the client's default headers, its cookie,
         the bearer token read from the configuration for every request), query string,
-        proxy, TLS server name and JSON body (`json.dumps`, as its REST client does).
+        proxy, TLS server name and JSON body (`json.dumps`, as its REST client does, without
+        the spaces).
 
         The body is already plain JSON, so kubernetes_asyncio's rebuilding of it
         (`sanitize_for_serialization`, a copy of every dict and list) is skipped; a body
@@ -322,11 +323,15 @@ async def _flattened(batches: AsyncIterator[Events]) -> AsyncIterator[Json]:
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "OPTIONS", "DELETE"})
 
 
+#: No spaces after separators: a tenth fewer bytes to encode, encrypt and send.
+_COMPACT = (",", ":")
+
+
 def _json_body(api: Any, body: Any) -> str:
     try:
-        return json.dumps(body)
+        return json.dumps(body, separators=_COMPACT)
     except (TypeError, ValueError):
-        return json.dumps(api.sanitize_for_serialization(body))
+        return json.dumps(api.sanitize_for_serialization(body), separators=_COMPACT)
 
 
 def _query(**params: str) -> Query:

@@ -35,3 +35,19 @@ def test_graphs_bench_prints_json() -> None:
     by_controller = result["reconciles_by_controller_per_graph"]
     assert by_controller["dynamographdeployment"] >= 1
     assert by_controller["dynamocomponentdeployment"] >= 3
+
+
+def test_repeated_runs_report_medians() -> None:
+    from hack.bench.graphs.__main__ import median_of
+
+    def run(cpu: float, rss: float, writes: float) -> dict[str, object]:
+        return {"seconds_to_ready": cpu * 3, "graphs_per_second": 1.0,
+                "operator_peak_rss_mib": rss, "operator_cpu_seconds_to_ready": cpu,
+                "server_cpu_seconds_to_ready": 2.0, "writes_per_graph": writes}
+
+    result = median_of([run(30, 150, 16.0), run(20, 149, 16.2), run(25, 151, 16.1)])
+    assert result["operator_cpu_seconds_to_ready"] == 25
+    assert result["operator_peak_rss_mib"] == 150 and result["seconds_to_ready"] == 75
+    assert result["writes_per_graph"] == 16.1, "the other figures are the median run's"
+    assert len(result["runs"]) == 3  # type: ignore[arg-type]
+    assert "runs" not in median_of([run(20, 149, 16.2)])
