@@ -26,17 +26,25 @@ SETUP_AGENT = "test-setup"
 OPERATOR_AGENT = ClientConfig().user_agent
 
 
-def widget_crd() -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.test.example.com"},
-        "spec": {"group": "test.example.com", "scope": "Namespaced",
-                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget",
-                           "listKind": "WidgetList"},
-                 "versions": [{"name": "v1", "served": True, "storage": True,
+def schemaless_crd(singular: str, kind: str, *, status_subresource: bool = False) -> dict[str, Any]:
+    """A schemaless kind of test.example.com/v1 (plural: singular + "s")."""
+    version: dict[str, Any] = {"name": "v1", "served": True, "storage": True,
                                "schema": {"openAPIV3Schema": {
                                    "type": "object",
-                                   "x-kubernetes-preserve-unknown-fields": True}}}]}}
+                                   "x-kubernetes-preserve-unknown-fields": True}}}
+    if status_subresource:
+        version["subresources"] = {"status": {}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{singular}s.test.example.com"},
+        "spec": {"group": "test.example.com", "scope": "Namespaced",
+                 "names": {"plural": f"{singular}s", "singular": singular, "kind": kind,
+                           "listKind": f"{kind}List"},
+                 "versions": [version]}}
+
+
+def widget_crd() -> dict[str, Any]:
+    return schemaless_crd("widget", "Widget")
 
 
 def widget(name: str, namespace: str = "default", **spec: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from harness import CRDS, eventually, manager, running
+from harness import CRDS, eventually, manager, running, schemaless_crd
 
 from controller.client import KubeClient
 from controller.handlers import CREATE_IGNORED, STATUS_ONLY_IGNORED, changed_beyond_status
@@ -21,17 +21,7 @@ QUIET = 0.4
 
 def gadget_crd() -> dict[str, Any]:
     """A kind with a status subresource: a status write does not move its generation."""
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gadgets.test.example.com"},
-        "spec": {"group": "test.example.com", "scope": "Namespaced",
-                 "names": {"plural": "gadgets", "singular": "gadget", "kind": "Gadget",
-                           "listKind": "GadgetList"},
-                 "versions": [{"name": "v1", "served": True, "storage": True,
-                               "subresources": {"status": {}},
-                               "schema": {"openAPIV3Schema": {
-                                   "type": "object",
-                                   "x-kubernetes-preserve-unknown-fields": True}}}]}}
+    return schemaless_crd("gadget", "Gadget", status_subresource=True)
 
 
 def test_changed_beyond_status() -> None:
