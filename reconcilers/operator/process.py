@@ -218,8 +218,8 @@ async def _close(manager: Manager) -> None:
 #: suits programs that allocate little; the operator allocates tens of thousands of containers
 #: per second, decoding watch events and building desired objects, nearly all freed at once by
 #: reference counting. At 700 it ran a young collection every few events and spent 6.5% of
-#: its CPU collecting at 1,000 graphs (8.8% at 5,000); at 20,000 it collects 30 times as
-#: rarely, for about 0.5% (`hack/bench/graphs`, README). What lingers between collections is
+#: its CPU collecting at 1,000 graphs (8.8% at 5,000); at 20,000 it collects a twelfth as
+#: often, for about 1% (`hack/bench/graphs`, README). What lingers between collections is
 #: cyclic garbage only, a few MiB at most.
 GC_THRESHOLDS = (20_000, 10, 10)
 
