@@ -52,6 +52,10 @@ class Predicate:
 
 #: Metadata the server moves on a status write.
 _MOVED_BY_STATUS_WRITES = frozenset({"resourceVersion", "managedFields"})
+#: Top-level fields not compared: with a generation, which stands for the spec, and without.
+_NOT_COMPARED = frozenset({"status", "metadata", "spec"})
+_NOT_COMPARED_PLAIN = frozenset({"status", "metadata"})
+_ABSENT = object()
 
 
 def changed_beyond_status(old: Json, new: Json) -> bool:
@@ -70,9 +74,6 @@ def _differ(old: Json, new: Json, skip: frozenset[str]) -> bool:
                for k in old.keys() | new.keys() if k not in skip)
 
 
-_ABSENT = object()
-_NOT_COMPARED = frozenset({"status", "metadata", "spec"})
-_NOT_COMPARED_PLAIN = frozenset({"status", "metadata"})
 #: Every event.
 ALL = Predicate()
 #: A controller's own objects: a status write (its own, most of the time) wakes nobody.
