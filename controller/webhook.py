@@ -1,5 +1,8 @@
 """A generic admission webhook server: HTTPS, AdmissionReview v1 in and out, handlers by path.
 
+Other webhooks of the process (the CRD conversion webhook, `controller.conversion_webhook`)
+are plain routes (`route`) on the same server, port and certificate.
+
 Like controller-runtime's webhook server, it runs on every replica (leader or not: the API
 server may call any of them) and serves with whatever certificate its `TLSConfig` holds now:
 `load(cert, key)` swaps it for new connections without a restart. `ready` is true once it
@@ -33,8 +36,8 @@ log = structlog.get_logger("controller.webhook")
 
 Json = dict[str, Any]
 
-__all__ = ["AdmissionRequest", "AdmissionResponse", "Handler", "TLSConfig", "WebhookMetrics",
-           "WebhookServer"]
+__all__ = ["AdmissionRequest", "AdmissionResponse", "Handler", "RouteHandler", "TLSConfig",
+           "WebhookMetrics", "WebhookServer"]
 
 REVIEW_VERSION = "admission.k8s.io/v1"
 
@@ -106,6 +109,7 @@ class AdmissionResponse:
 
 
 Handler = Callable[[AdmissionRequest], Awaitable[AdmissionResponse]]
+RouteHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class WebhookMetrics:
@@ -189,17 +193,26 @@ class WebhookServer:
     #: Let several processes of one host share the port (the kernel spreads connections).
     reuse_port: bool = False
     _handlers: dict[str, Handler] = field(default_factory=dict)
+    #: Plain aiohttp handlers by path (the conversion webhook's ConversionReviews).
+    _routes: dict[str, RouteHandler] = field(default_factory=dict)
     _runner: web.AppRunner | None = None
 
     def register(self, path: str, handler: Handler) -> None:
         """Serve `handler` at `path` (before `start`)."""
-        if path in self._handlers:
+        if path in self._handlers or path in self._routes:
             raise ValueError(f"a webhook is already registered at {path}")
         self._handlers[path] = handler
 
+    def route(self, path: str, handler: RouteHandler) -> None:
+        """Serve POSTs to `path` with a plain aiohttp handler, on the same port and certificate
+        (a `ConversionWebhook.handle`; before `start`)."""
+        if path in self._handlers or path in self._routes:
+            raise ValueError(f"a webhook is already registered at {path}")
+        self._routes[path] = handler
+
     @property
     def paths(self) -> list[str]:
-        return list(self._handlers)
+        return [*self._handlers, *self._routes]
 
     @property
     def ready(self) -> bool:
@@ -210,6 +223,8 @@ class WebhookServer:
         app = web.Application(client_max_size=8 * 1024 * 1024)
         for path in self._handlers:
             app.router.add_post(path, self._serve)
+        for path, route in self._routes.items():
+            app.router.add_post(path, route)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
                                      shutdown_timeout=1.0)
         await self._runner.setup()

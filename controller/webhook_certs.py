@@ -13,7 +13,8 @@ Two sources, each a manager runnable on every replica:
   the same way, and `ca.crt` then holds the new and the old CA until the old one expires, so a
   caBundle read a moment ago still verifies. Each replica loads the Secret's certificate into
   its server without a restart, and writes `ca.crt` into the `caBundle` of every webhook of the
-  named webhook configurations when it differs.
+  named webhook configurations, and of the conversion webhook of the named
+  CustomResourceDefinitions (those whose `spec.conversion` is a Webhook), when it differs.
 """
 
 from __future__ import annotations
@@ -45,13 +46,16 @@ log = structlog.get_logger("controller.webhook_certs")
 
 Json = dict[str, Any]
 
-__all__ = ["SECRETS", "VALIDATING_WEBHOOK_CONFIGURATIONS", "ManagedCertificates",
-           "MountedCertificates"]
+__all__ = ["CUSTOM_RESOURCE_DEFINITIONS", "SECRETS", "VALIDATING_WEBHOOK_CONFIGURATIONS",
+           "ManagedCertificates", "MountedCertificates", "newer_bundle"]
 
 SECRETS = Resource("", "v1", "secrets", "Secret")
 VALIDATING_WEBHOOK_CONFIGURATIONS = Resource(
     "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
     "ValidatingWebhookConfiguration", namespaced=False)
+CUSTOM_RESOURCE_DEFINITIONS = Resource(
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
+    namespaced=False)
 #: Renew when less than this share of a certificate's life is left.
 RENEW_FRACTION = 1 / 3
 
@@ -104,6 +108,8 @@ class ManagedCertificates:
     ip_addresses: Sequence[str] = ()
     #: ValidatingWebhookConfigurations whose caBundle is kept equal to the CA.
     configurations: Sequence[str] = ()
+    #: CustomResourceDefinitions whose conversion webhook's caBundle is kept equal to the CA.
+    conversion_crds: Sequence[str] = ()
     validity: datetime.timedelta = datetime.timedelta(days=365)
     ca_validity: datetime.timedelta = datetime.timedelta(days=3650)
     check_interval: float = 60.0
@@ -136,6 +142,8 @@ class ManagedCertificates:
         self.ca_pem = data["ca.crt"]
         for name in self.configurations:
             await self._inject(name, data["ca.crt"])
+        for name in self.conversion_crds:
+            await self._inject_conversion(name, data["ca.crt"])
         if self.tls.load(data["tls.crt"], data["tls.key"]):
             log.info("webhook certificate loaded", secret=self.secret_name)
         self.synced.set()
@@ -207,7 +215,8 @@ class ManagedCertificates:
         webhooks = config.get("webhooks") or []
         patch = [op for i, hook in enumerate(webhooks)
                  if (hook.get("clientConfig") or {}).get("caBundle") != encoded
-                 and not _newer((hook.get("clientConfig") or {}).get("caBundle", ""), bundle)
+                 and not newer_bundle((hook.get("clientConfig") or {}).get("caBundle", ""),
+                                      bundle)
                  for op in ({"op": "test", "path": f"/webhooks/{i}/name",
                              "value": hook.get("name")},
                             {"op": "add", "path": f"/webhooks/{i}/clientConfig/caBundle",
@@ -216,6 +225,26 @@ class ManagedCertificates:
             await self.client.patch(VALIDATING_WEBHOOK_CONFIGURATIONS, None, name, patch,
                                     patch_type="json")
             log.info("webhook caBundle injected", configuration=name)
+
+
+    async def _inject_conversion(self, name: str, bundle: bytes) -> None:
+        try:
+            crd = await self.client.get(CUSTOM_RESOURCE_DEFINITIONS, None, name)
+        except NotFound:
+            return
+        conversion = (crd.get("spec") or {}).get("conversion") or {}
+        config = (conversion.get("webhook") or {}).get("clientConfig")
+        if conversion.get("strategy") != "Webhook" or not isinstance(config, dict):
+            return  # no conversion webhook (yet): whoever writes the stanza brings the CA
+        encoded = base64.b64encode(bundle).decode()
+        live = config.get("caBundle") or ""
+        if live == encoded or newer_bundle(live, bundle):
+            return
+        await self.client.patch(CUSTOM_RESOURCE_DEFINITIONS, None, name, [
+            {"op": "test", "path": "/spec/conversion/strategy", "value": "Webhook"},
+            {"op": "add", "path": "/spec/conversion/webhook/clientConfig/caBundle",
+             "value": encoded}], patch_type="json")
+        log.info("conversion webhook caBundle injected", crd=name)
 
 
 def _decoded(secret: Json) -> dict[str, bytes]:
@@ -244,7 +273,7 @@ def _newest_start(bundle: bytes) -> datetime.datetime | None:
     return max(starts) if starts else None
 
 
-def _newer(encoded: str, bundle: bytes) -> bool:
+def newer_bundle(encoded: str, bundle: bytes) -> bool:
     """Whether a caBundle already holds a newer CA than `bundle` (a replica that read the
     Secret just before another renewed it must not put the older bundle back)."""
     try:
