@@ -12,7 +12,7 @@ import ipaddress
 import itertools
 from typing import Any
 
-from . import crds
+from . import api_service_validation, certificate_requests, crds, replication_controllers
 from .errors import Cause, forbidden, invalid, required
 from .registry import ResourceType
 
@@ -25,12 +25,13 @@ GENERATION_KINDS = {
     "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "CronJob", "Pod",
     "HorizontalPodAutoscaler", "PodDisruptionBudget", "Ingress", "CustomResourceDefinition",
     "NetworkPolicy", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+    "ReplicationController",
 }
 #: Kinds whose status a create request cannot set.
 _STATUS_RESET_ON_CREATE = {
     "Deployment", "ReplicaSet", "StatefulSet", "DaemonSet", "Job", "Service",
     "PersistentVolumeClaim", "CustomResourceDefinition", "HorizontalPodAutoscaler",
-    "PodDisruptionBudget", "Ingress", "Namespace", "Pod",
+    "PodDisruptionBudget", "Ingress", "Namespace", "Pod", "ReplicationController",
 }
 
 
@@ -74,6 +75,9 @@ def prepare_for_create(rt: ResourceType, obj: Json) -> None:
         obj["status"] = {"loadBalancer": {}}
     elif rt.kind == "Deployment":
         obj["status"] = {}
+    elif rt.kind == replication_controllers.KIND:
+        obj["status"] = {"replicas": 0}
+        replication_controllers.apply_defaults(obj)
 
 
 def _default_new_pod(pod: Json) -> None:
@@ -95,6 +99,8 @@ def _default_new_pod(pod: Json) -> None:
 def prepare_for_update(rt: ResourceType, obj: Json, old: Json) -> None:
     """Keep what the server allocated when an update leaves it out, as the Service registry
     does for cluster IPs and node ports (so a client may PUT a spec it built from scratch)."""
+    if rt.kind == replication_controllers.KIND and not rt.custom:
+        replication_controllers.apply_defaults(obj)
     if rt.kind != "Service":
         return
     spec, old_spec = obj.get("spec"), old.get("spec") or {}
@@ -278,6 +284,12 @@ def validation_errors(rt: ResourceType, obj: Json, old: Json | None) -> list[Cau
                 " volumeAttributesClassName for bound claims"))
     elif rt.kind == "CustomResourceDefinition":
         errors.extend(crds.validation_errors(obj, old))
+    elif rt.kind == replication_controllers.KIND:
+        errors.extend(replication_controllers.validation_errors(obj, _pod_spec_errors))
+    elif rt.kind == certificate_requests.KIND:
+        errors.extend(certificate_requests.validation_errors(obj, old))
+    elif rt.kind == api_service_validation.KIND:
+        errors.extend(api_service_validation.validation_errors(obj))
     return errors
 
 

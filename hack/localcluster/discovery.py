@@ -92,13 +92,19 @@ def resource_list(registry: Registry, group: str, version: str) -> Json | None:
         for sub in rt.extra_subresources:
             resources.append({"name": f"{rt.plural}/{sub}", "singularName": "",
                               "namespaced": rt.namespaced, "kind": rt.kind,
-                              "verbs": ["create"] if sub in ("eviction", "binding") else ["get"]})
+                              "verbs": _extra_subresource_verbs(sub)})
         if rt.kind == "Namespace":
             resources.append({"name": "namespaces/finalize", "singularName": "",
                               "namespaced": False, "kind": "Namespace", "verbs": ["update"]})
     group_version = f"{group}/{version}" if group else version
     return {"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": group_version,
             "resources": resources}
+
+
+def _extra_subresource_verbs(sub: str) -> list[str]:
+    if sub in ("eviction", "binding"):
+        return ["create"]
+    return _SUB_VERBS if sub == "approval" else ["get"]
 
 
 # --- aggregated discovery (apidiscovery.k8s.io/v2) ---------------------------------------------

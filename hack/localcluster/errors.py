@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .go_format import go_encode
+
 Json = dict[str, Any]
 
 
@@ -92,27 +94,45 @@ class ApiError(Exception):
         return self.message
 
     def status(self) -> Json:
+        """The metav1.Status, its keys in the Go struct's field order (as the server writes
+        them): kind, apiVersion, metadata, status, message, reason, details, code."""
         out: Json = {
             "kind": "Status",
             "apiVersion": "v1",
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "code": self.code,
         }
         if self.reason:
             out["reason"] = self.reason
         if self.details:
-            out["details"] = self.details
+            out["details"] = status_details(self.details)
+        out["code"] = self.code
         return out
+
+    def body(self) -> bytes:
+        """The response body: the Status as kube-apiserver's JSON encoder writes it."""
+        return go_encode(self.status())
+
+
+#: metav1.StatusDetails' fields in struct order.
+_DETAILS_ORDER = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
+
+
+def status_details(details: Json) -> Json:
+    """StatusDetails with its keys in struct order (unknown keys after them)."""
+    ordered = {k: details[k] for k in _DETAILS_ORDER if k in details}
+    ordered.update((k, v) for k, v in details.items() if k not in ordered)
+    return ordered
 
 
 def _details(group: str, kind: str, name: str) -> Json:
-    out: Json = {"kind": kind}
+    out: Json = {}
     if name:
         out["name"] = name
     if group:
         out["group"] = group
+    out["kind"] = kind
     return out
 
 

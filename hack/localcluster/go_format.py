@@ -7,17 +7,21 @@ reproducing a message means reproducing how Go prints a value:
 * `go_float`: `%v` of a float64 (shortest digits, exponent form below 1e-4 or from 1e6);
 * `go_v` / `go_s`: `%v` / `%s` of any decoded JSON value (`map[a:1]`, `%!s(int64=1)`);
 * `go_json` / `go_json_float`: `json.Marshal` (sorted map keys, HTML characters escaped);
+* `go_encode`: a response body as the API server's `json.Encoder` writes it (keys in the
+  order given, as a struct's fields are, compact, HTML characters escaped, a final newline);
 * `go_type`: the dynamic Go type a decoded JSON value has (ints decode as int64);
 * `go_json_kind`: how encoding/json names a JSON value in "cannot unmarshal <kind> into …".
 """
 
 from __future__ import annotations
 
+import json
 import math
 from decimal import Decimal
 from typing import Any
 
 __all__ = [
+    "go_encode",
     "go_float",
     "go_json",
     "go_json_float",
@@ -170,6 +174,14 @@ def go_json(value: Any) -> str:
         members = (_json_string(k) + ":" + go_json(v) for k, v in sorted(value.items()))
         return "{" + ",".join(members) + "}"
     return _json_string(str(value))
+
+
+def go_encode(value: Any) -> bytes:
+    """A body as `json.NewEncoder(w).Encode(value)` of a Go struct writes it: members in the
+    order of the dict (a struct's field order), compact, UTF-8, `<`, `>`, `&`, U+2028 and
+    U+2029 escaped, and a trailing newline."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return (go_json_html_escape(text) + "\n").encode(errors="replace")
 
 
 def go_json_kind(value: Any) -> str:

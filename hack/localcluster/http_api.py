@@ -22,10 +22,11 @@ from .errors import (
     method_not_allowed,
     not_found,
 )
+from .go_format import go_encode
 from .openapi import OpenAPI
 from .operations import ListResult, Operations, WriteOptions
 from .patch import PATCH_CONTENT_TYPES
-from .registry import ResourceType
+from .registry import CREATE_ONLY, ResourceType
 from .request_stats import RequestStats
 from .selectors import FieldSelector, LabelSelector
 from .users import UserInfo
@@ -127,10 +128,13 @@ class ResourceApi:
         else:
             target = self._target(group, version, rest)
         rt = target.rt
+        if rt.verbs == CREATE_ONLY:  # a review: answered by the server's own route, if any
+            raise method_not_allowed()
         if target.subresource and not (
             (target.subresource == "status" and rt.has_status)
             or (target.subresource == "scale" and rt.scale is not None)
             or (target.subresource == "finalize" and rt.kind == "Namespace")
+            or (target.subresource == "approval" and rt.kind == "CertificateSigningRequest")
         ):
             raise _page_not_found()
         method = request.method
@@ -306,7 +310,8 @@ class ResourceApi:
             validate_field_manager(manager, options_kind=options_kind)
         return WriteOptions(dry_run=bool(dry_run), manager=q.get("fieldManager", ""),
                             field_validation=validation, force=force,
-                            user_agent=request.headers.get("User-Agent", ""))
+                            user_agent=request.headers.get("User-Agent", ""),
+                            user=request.get(USER_KEY))
 
     # --- watch -----------------------------------------------------------------------------
 
@@ -399,10 +404,10 @@ _RETURNS_OBJECT_ON_DELETE = {"Pod", "Namespace", "Service", "PersistentVolumeCla
 
 
 def _success_status(rt: ResourceType, obj: Json) -> Json:
-    details: Json = {"name": obj["metadata"]["name"], "kind": rt.plural,
-                     "uid": obj["metadata"].get("uid", "")}
+    details: Json = {"name": obj["metadata"]["name"]}
     if rt.group:
         details["group"] = rt.group
+    details.update(kind=rt.plural, uid=obj["metadata"].get("uid", ""))
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success",
             "details": details}
 
@@ -517,8 +522,8 @@ def _json(obj: Json, code: int = 200, warnings: list[str] | None = None) -> web.
     headers = {}
     if warnings:
         headers["Warning"] = admission.warning_header(warnings)
-    return web.Response(body=json.dumps(obj, separators=(",", ":")).encode(), status=code,
-                        content_type="application/json", headers=headers)
+    return web.Response(body=go_encode(obj), status=code, content_type="application/json",
+                        headers=headers)
 
 
 __all__ = ["MAX_BODY_BYTES", "USER_KEY", "ResourceApi", "WatchSettings"]

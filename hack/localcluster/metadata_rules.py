@@ -36,7 +36,7 @@ _FULL = {pattern: re.compile(pattern).fullmatch for pattern in (
 _LABEL_NAMED = {"Namespace"}
 _DNS1035_NAMED = {"Service"}
 #: Kinds whose names are only checked to be valid path segments.
-_PATH_SEGMENT_NAMED = {"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+_PATH_SEGMENT_NAMED = {"APIService", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
 
 
 def name_errors(kind: str, name: str, path: str = "metadata.name") -> list[Cause]:

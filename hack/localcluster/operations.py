@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from . import admission, builtin_rules, patch, schema, typed_decoding
+from . import admission, builtin_rules, certificate_requests, patch, schema, typed_decoding
 from . import apply as ssa
 from .errors import (
     ApiError,
@@ -33,6 +33,7 @@ from .metadata_rules import metadata_errors
 from .registry import Registry, ResourceType
 from .selectors import FieldSelector, LabelSelector
 from .storage import DELETED, Storage
+from .users import UserInfo
 
 Json = dict[str, Any]
 
@@ -57,6 +58,8 @@ class WriteOptions:
     user_agent: str = ""
     #: The admission webhooks of an API request (None: the server's own writes).
     webhooks: admission.RequestAdmission | None = None
+    #: Who sent the request (None: the server's own writes).
+    user: UserInfo | None = None
 
 
 @dataclass
@@ -300,6 +303,8 @@ class Operations:
         if rt.custom and rt.has_status:
             obj.pop("status", None)
         builtin_rules.prepare_for_create(rt, obj)
+        if rt.kind == certificate_requests.KIND and not rt.custom:
+            certificate_requests.prepare_for_create(obj, opts.user)
         extra = self._schema_pass(rt, obj, opts, warnings)
         self._validate(rt, obj, None, extra)
         admission.validate(opts.webhooks, attrs, obj, None)
@@ -358,7 +363,7 @@ class Operations:
         old_served = self._served(rt, old)
         meta = obj["metadata"]
         shared: Json = {}
-        if subresource == "status":
+        if subresource in ("status", "approval"):
             obj, shared = _status_over(old_served, obj)
             meta = obj["metadata"]
         else:
@@ -384,6 +389,8 @@ class Operations:
         if rt.custom and subresource == "status" and rt.schema is not None:
             extra = schema.validate(obj, rt.schema)
         builtin_rules.prepare_for_update(rt, obj, old_served)
+        if rt.kind == certificate_requests.KIND and not rt.custom:
+            certificate_requests.prepare_for_update(obj, old_served, subresource, now_rfc3339())
         self._validate(rt, obj, old_served, extra)
         admission.validate(opts.webhooks, attrs, obj, old_served)
         builtin_rules.apply_defaults(rt, obj, self.cluster_ips)
@@ -396,7 +403,10 @@ class Operations:
         obj = track(old_served, obj)
         if _same_ignoring_managed_times(obj, old_served):
             return WriteResult(old_served, warnings=warnings)
-        if old["metadata"].get("deletionTimestamp") and not obj["metadata"].get("finalizers"):
+        # shouldDeleteDuringUpdate: a pod in its grace period (the kubelet writing the stopped
+        # containers' status) stays until the kubelet deletes it with grace 0.
+        if old["metadata"].get("deletionTimestamp") and not obj["metadata"].get(
+                "finalizers") and not old["metadata"].get("deletionGracePeriodSeconds"):
             return WriteResult(self._finalize_delete(rt, obj, opts), warnings=warnings)
         return WriteResult(self._commit(rt, obj, opts), warnings=warnings)
 
@@ -735,6 +745,8 @@ def _to_scale(rt: ResourceType, obj: Json) -> Json:
                 status["selector"] = selector
     else:
         selector_obj = (obj.get("spec") or {}).get("selector")
+        if rt.kind == "ReplicationController" and isinstance(selector_obj, dict):
+            selector_obj = {"matchLabels": selector_obj}  # a plain label map
         if isinstance(selector_obj, dict):
             status["selector"] = label_selector_string(selector_obj)
     scale_meta = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion",

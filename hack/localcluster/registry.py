@@ -21,6 +21,9 @@ ALL_VERBS = (
     "update",
     "watch",
 )
+#: The verbs of kinds only ever created, never stored: the answer is computed from the
+#: request (reviews).
+CREATE_ONLY = ("create",)
 Json = dict[str, Any]
 
 
@@ -179,6 +182,23 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
        short=("sc",)),
     _b("scheduling.k8s.io", "v1", "PriorityClass", "priorityclasses", namespaced=False,
        short=("pc",)),
+    _b("", "v1", "ReplicationController", "replicationcontrollers", short=("rc",),
+       categories=_ALL, status=True, scale=True),
+    _b("apiregistration.k8s.io", "v1", "APIService", "apiservices", namespaced=False,
+       categories=("api-extensions",), status=True),
+    _b("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests",
+       namespaced=False, short=("csr",), status=True, extra_subresources=("approval",)),
+    _b("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities"),
+    *(_b(group, "v1", kind, plural, namespaced=namespaced, verbs=CREATE_ONLY)
+      for group, kind, plural, namespaced in (
+          ("authentication.k8s.io", "SelfSubjectReview", "selfsubjectreviews", False),
+          ("authentication.k8s.io", "TokenReview", "tokenreviews", False),
+          ("authorization.k8s.io", "LocalSubjectAccessReview", "localsubjectaccessreviews",
+           True),
+          ("authorization.k8s.io", "SelfSubjectAccessReview", "selfsubjectaccessreviews",
+           False),
+          ("authorization.k8s.io", "SelfSubjectRulesReview", "selfsubjectrulesreviews", False),
+          ("authorization.k8s.io", "SubjectAccessReview", "subjectaccessreviews", False))),
 )
 
 #: Preferred version of each built-in group (the first listed in discovery).

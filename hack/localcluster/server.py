@@ -2,8 +2,8 @@
 
 Every token names a user (`users.UserInfo`): the kubeconfig's is the cluster admin, and
 `add_user` makes more (a ServiceAccount's identity for an operator, say). A SelfSubjectReview
-(POST authentication.k8s.io/v1 selfsubjectreviews) answers who a token is; discovery does not
-list that group, so `kubectl auth whoami` does not use it. The identity reaches admission
+(POST authentication.k8s.io/v1 selfsubjectreviews, `kubectl auth whoami`) answers who the
+caller is, a TokenReview (`token_reviews`) who a token is. The identity reaches admission
 webhooks as `userInfo`. `rbac` adds ServiceAccount tokens (TokenRequest), impersonation,
 access reviews and, with `authorization_mode="RBAC"`, the RBAC authorizer.
 
@@ -30,7 +30,7 @@ import structlog
 import yaml
 from aiohttp import web
 
-from . import admission, discovery, protobuf, rbac, tls
+from . import admission, discovery, kubernetes_service, protobuf, rbac, tls
 from .errors import ApiError
 from .faults import CONTROL_PATH, Faults
 from .http_api import USER_KEY, ResourceApi, WatchSettings
@@ -41,6 +41,7 @@ from .simulation import Simulation, SimulationConfig
 from .simulation.metrics import CONTROL_PATH as METRICS_PATH
 from .storage import Storage
 from .system_controllers import SystemControllers
+from .token_reviews import TOKEN_REVIEWS, token_review
 from .users import ADMIN, UserInfo
 
 log = structlog.get_logger("localcluster")
@@ -121,6 +122,7 @@ class LocalCluster:
         if self.simulation is not None:
             self.simulation.start()
         await self._listen()
+        kubernetes_service.ensure(self.ops, self.config.host, self.port)
 
     async def _listen(self) -> None:
         app = web.Application(middlewares=[self._middleware], client_max_size=0)
@@ -235,17 +237,15 @@ class LocalCluster:
             return response
         except ApiError as err:
             code = err.code
-            return web.Response(body=json.dumps(err.status()).encode(), status=err.code,
+            return web.Response(body=err.body(), status=err.code,
                                 content_type="application/json", headers=err.headers)
         except web.HTTPException:
             raise
         except Exception as err:  # a server bug must answer 500, not drop the connection
             log.error("request failed", path=request.path, error=repr(err),
                       trace=traceback.format_exc())
-            status = ApiError(500, "InternalError",
-                              f"Internal error occurred: {err!r}").status()
-            return web.Response(body=json.dumps(status).encode(), status=500,
-                                content_type="application/json")
+            body = ApiError(500, "InternalError", f"Internal error occurred: {err!r}").body()
+            return web.Response(body=body, status=500, content_type="application/json")
         finally:
             self.stats.record(RequestKey(verb, resource, namespace,
                                          request.headers.get("User-Agent", ""), code))
@@ -255,7 +255,9 @@ class LocalCluster:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer":
             return None
-        token = token.strip()
+        return self._authenticate_token(token.strip())
+
+    def _authenticate_token(self, token: str) -> UserInfo | None:
         for known, user in self.users.items():
             if secrets.compare_digest(token, known):
                 return user
@@ -300,6 +302,14 @@ class LocalCluster:
             review = rbac.access_review if path == rbac.ACCESS_REVIEWS else rbac.rules_review
             return web.json_response(review(self.authorizer, request[USER_KEY],
                                             await _json_body(request)), status=201)
+        if request.method == "POST" and path == TOKEN_REVIEWS:
+            return web.json_response(token_review(
+                self._authenticate_token, await _json_body(request)), status=201)
+        local_review = rbac.LOCAL_SUBJECT_ACCESS_REVIEWS.fullmatch(path)
+        if request.method == "POST" and (path == rbac.SUBJECT_ACCESS_REVIEWS or local_review):
+            return web.json_response(rbac.subject_access_review(
+                self.authorizer, await _json_body(request),
+                local_review[1] if local_review else None), status=201)
         token_request = _TOKEN_REQUEST.fullmatch(path)
         if token_request and request.method == "POST":
             return web.json_response(self.tokens.request(

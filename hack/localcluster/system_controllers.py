@@ -1,7 +1,8 @@
 """The control loops inside kube-apiserver and kube-controller-manager that every cluster has.
 
 - CRD establishment: a new CRD's resources are served and its status says Established; a
-  deleted CRD's objects are removed before it goes away.
+  deleted CRD's objects are removed before it goes away. The local APIServices follow what is
+  served (`api_services`).
 - Garbage collector: dependents whose owners are all gone are deleted (background), foreground
   deletion waits for dependents, orphan deletion strips owner references.
 - Namespace lifecycle: a terminating namespace is emptied, then removed.
@@ -20,6 +21,7 @@ from typing import Any
 import structlog
 
 from . import crds
+from .api_services import ApiServiceRegistration
 from .errors import ApiError
 from .operations import Operations, WriteOptions, now_rfc3339
 from .registry import ResourceType
@@ -43,6 +45,8 @@ class SystemControllers:
         self._queue: asyncio.Queue[Change] = asyncio.Queue()
         self._task: asyncio.Task[None] | None = None
         self._terminating_namespaces: set[str] = set()
+        self.api_services = ApiServiceRegistration(ops)
+        self._registered_generation = -1
         ops.storage.add_listener(self._queue.put_nowait)
 
     def start(self) -> None:
@@ -77,6 +81,13 @@ class SystemControllers:
             if ns["metadata"].get("deletionTimestamp"):
                 self._terminating_namespaces.add(ns["metadata"]["name"])
                 self._sweep_namespace(ns["metadata"]["name"])
+        self._sync_api_services()
+
+    def _sync_api_services(self) -> None:
+        """Register the served group versions as APIServices when the registry changed."""
+        if self.ops.registry.generation != self._registered_generation:
+            self._registered_generation = self.ops.registry.generation
+            self.api_services.sync()
 
     # --- dispatch --------------------------------------------------------------------------
 
@@ -88,6 +99,7 @@ class SystemControllers:
                 self.ops.registry.remove_crd(meta["name"])
             else:
                 self._crd_changed(obj)
+            self._sync_api_services()
         if change.type == DELETED:
             self._owner_gone(meta["uid"])
             self._custom_object_gone(change.resource)

@@ -19,7 +19,8 @@ In the RBAC mode (`ClusterConfig(authorization_mode="RBAC")`, or
 In every mode, `impersonated` applies `Impersonate-*` headers (`kubectl --as`),
 `ServiceAccountTokens` serves the TokenRequest API (`kubectl create token`) and
 authenticates the tokens it issued, and `access_review` / `rules_review` answer
-SelfSubjectAccessReview and SelfSubjectRulesReview (`kubectl auth can-i [--list]`).
+SelfSubjectAccessReview and SelfSubjectRulesReview (`kubectl auth can-i [--list]`), and
+`subject_access_review` SubjectAccessReview and LocalSubjectAccessReview.
 """
 
 from __future__ import annotations
@@ -31,12 +32,18 @@ from .impersonation import impersonated
 from .owner_references import NAME as OWNER_REFERENCES_PLUGIN
 from .owner_references import check_owner_references
 from .reviews import ACCESS_REVIEWS, RULES_REVIEWS, access_review, rules_review
+from .subject_reviews import (
+    LOCAL_SUBJECT_ACCESS_REVIEWS,
+    SUBJECT_ACCESS_REVIEWS,
+    subject_access_review,
+)
 from .tokens import ServiceAccountTokens
 
 #: The values of `--authorization-mode` the local server knows.
 AUTHORIZATION_MODES = ("AlwaysAllow", "RBAC")
 
-__all__ = ["ACCESS_REVIEWS", "AUTHORIZATION_MODES", "OWNER_REFERENCES_PLUGIN", "RULES_REVIEWS",
-           "Aggregation", "Authorizer", "Decision", "RequestAttributes",
+__all__ = ["ACCESS_REVIEWS", "AUTHORIZATION_MODES", "LOCAL_SUBJECT_ACCESS_REVIEWS",
+           "OWNER_REFERENCES_PLUGIN", "RULES_REVIEWS", "SUBJECT_ACCESS_REVIEWS", "Aggregation",
+           "Authorizer", "Decision", "RequestAttributes",
            "ServiceAccountTokens", "access_review", "bootstrap", "check_owner_references",
-           "impersonated", "request_attributes", "rules_review"]
+           "impersonated", "request_attributes", "rules_review", "subject_access_review"]
