@@ -26,9 +26,13 @@ MODE = "localcluster.dev/mode"
 #: "succeed" (default for Jobs) or "fail"; and how long the pod runs, in seconds.
 JOB_OUTCOME = "localcluster.dev/job-outcome"
 JOB_DURATION = "localcluster.dev/job-duration"
+#: "ignore-sigterm": on a graceful delete the containers run on until the grace period ends
+#: and are killed (exit code 137); "exit" (default): they stop at once on SIGTERM.
+STOP = "localcluster.dev/stop"
 
 MODES = ("run", "crashloop", "image-pull-failure")
 OUTCOMES = ("succeed", "fail")
+STOPS = ("exit", "ignore-sigterm")
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,7 @@ class Behaviors:
         self._ready: list[_Rule] = []
         self._mode: list[_Rule] = []
         self._jobs: list[_Rule] = []
+        self._stop: list[_Rule] = []
         self.changed = changed or (lambda: None)
 
     # --- the test API --------------------------------------------------------------------
@@ -79,6 +84,14 @@ class Behaviors:
         self._mode.append(_rule(namespace, name, selector, mode))
         self.changed()
 
+    def set_stop(self, namespace: str, stop: str, *, name: str | None = None,
+                 selector: str | None = None) -> None:
+        """How pods react to SIGTERM on a graceful delete (see STOPS)."""
+        if stop not in STOPS:
+            raise ValueError(f"stop must be one of {STOPS}")
+        self._stop.append(_rule(namespace, name, selector, stop))
+        self.changed()
+
     def set_job_outcome(self, namespace: str, job: str, outcome: str,
                         duration: float | None = None) -> None:
         """How the pods of Job `job` end, and (optionally) how long each runs."""
@@ -92,6 +105,7 @@ class Behaviors:
         self._ready.clear()
         self._mode.clear()
         self._jobs.clear()
+        self._stop.clear()
         self.changed()
 
     # --- what the kubelet asks -----------------------------------------------------------
@@ -107,6 +121,10 @@ class Behaviors:
     def mode(self, pod: Json) -> str:
         value = _latest(self._mode, pod) or annotations_of(pod).get(MODE, "run")
         return value if value in MODES else "run"
+
+    def ignores_sigterm(self, pod: Json) -> bool:
+        value = _latest(self._stop, pod) or annotations_of(pod).get(STOP, "exit")
+        return value == "ignore-sigterm"
 
     def job_run(self, pod: Json, job: Json | None, default_duration: float) -> JobRun | None:
         """The run of a pod that runs to completion, or None for one that runs until deleted."""

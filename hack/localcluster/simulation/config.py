@@ -36,8 +36,11 @@ class Delays:
     pod_start: float = 0.05
     #: Running container with a readiness probe -> ready (without a probe it is ready at once).
     pod_ready: float = 0.05
-    #: Terminating pod (deletionTimestamp set) -> removed by the kubelet.
-    pod_termination: float = 0.05
+    #: Deleted pod: SIGTERM -> its containers have exited (a server draining; a container
+    #: that ignores SIGTERM runs until the grace period ends instead, see `termination`).
+    container_stop: float = 0.04
+    #: Deleted pod whose containers have stopped (terminated status written) -> removed.
+    pod_termination: float = 0.02
     #: How long a crash-looping container runs before it dies.
     crash_run: float = 0.05
     #: First restart back-off of a crashed container; doubles per restart up to the max.

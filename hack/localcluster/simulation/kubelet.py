@@ -3,8 +3,10 @@
 A bound pod goes ContainerCreating -> Running after `Delays.pod_start`, becomes ready at once
 (or after `Delays.pod_ready` when it has a readiness probe) unless a test holds it unready;
 crash-loops or fails its image pull when asked to (see `behaviors`); runs to completion when
-its restartPolicy is Never/OnFailure and it belongs to a Job (or says so); and is removed
-`Delays.pod_termination` after it is deleted. A node marked down has no working kubelet.
+its restartPolicy is Never/OnFailure and it belongs to a Job (or says so). A deleted pod's
+containers get SIGTERM, stop, show `terminated` with the pod NotReady and in a terminal
+phase, and the pod is removed after that (`termination`). What the containers print is kept
+in `logs` (`container_logs`). A node marked down has no working kubelet.
 
 A pod stays in ContainerCreating with FailedMount events while a ConfigMap or Secret one of
 its volumes needs is missing, and its containers wait in CreateContainerConfigError while an
@@ -22,6 +24,7 @@ from typing import Any
 from ..storage import DELETED, Change
 from .behaviors import JobRun
 from .clock import rfc3339
+from .container_logs import ContainerLogs
 from .loop import Context, ControlLoop, Key
 from .node_objects import SIMULATED_LABEL
 from .objects import controller_ref, terminating
@@ -39,6 +42,7 @@ from .pod_status import (
     pod_status,
 )
 from .profiler import Profiler
+from .termination import grace_period, stop_message, stop_plan
 from .volumes import CONFIG_MAPS, SECRETS, env_problems, mount_problems
 from .workers import Workers
 from .writer import JOBS, NODES, PODS
@@ -59,8 +63,10 @@ class Kubelet(ControlLoop):
         self.blocked: dict[str, set[Key]] = {}
         #: DGDR profiling pods: the profiler image's and output copier's part.
         self.profiler = Profiler(self.writer, self.delays.profiler_run)
+        #: What the containers print (see `container_logs`).
+        self.logs = ContainerLogs()
         #: Dynamo worker pods' HTTP endpoints (see `workers`).
-        self.workers = Workers()
+        self.workers = Workers(self.logs)
 
     def initial_keys(self) -> Iterable[Key]:
         return [(p["metadata"]["namespace"], p["metadata"]["name"])
@@ -104,15 +110,20 @@ class Kubelet(ControlLoop):
         if run is None:
             run = self._admit(key, pod, node)
         if terminating(pod):
-            return self._terminate(key, pod, run)
+            return self._terminate(key, pod, run, node)
         wait = self._advance(pod, run, node_name or "")
+        ready_wait = self._report(key, pod, run, node)
+        waits = [w for w in (wait, ready_wait) if w is not None]
+        return min(waits) if waits else None
+
+    def _report(self, key: Key, pod: Json, run: PodRun, node: Json) -> float | None:
+        """Write the pod's status as the run has it; seconds until readiness changes."""
         self.workers.sync(key, pod, run.ip, run.stage == RUNNING, run.restarts)
         ready, ready_wait = self._readiness(pod, run)
         status = pod_status(pod, run, ready=ready, host_ip=_node_ip(node), now=rfc3339(),
                             backoff=self._crash_backoff(run))
         self.writer.update_status(PODS, pod, status)
-        waits = [w for w in (wait, ready_wait) if w is not None]
-        return min(waits) if waits else None
+        return ready_wait
 
     def _admit(self, key: Key, pod: Json, node: Json) -> PodRun:
         status = pod.get("status") or {}
@@ -146,20 +157,36 @@ class Kubelet(ControlLoop):
     def _forget(self, key: Key) -> None:
         run = self.runs.pop(key, None)
         self.workers.stop(key)
+        self.logs.forget(key)
         if run is not None:
             self.ctx.addresses.release(run.ip)
 
-    def _terminate(self, key: Key, pod: Json, run: PodRun) -> float | None:
+    def _terminate(self, key: Key, pod: Json, run: PodRun, node: Json) -> float | None:
+        """SIGTERM, the containers' stop (or SIGKILL at the end of the grace), the terminal
+        status, then the pod's removal (see `termination`)."""
         now = self.ctx.clock.now()
-        if run.terminate_at is None:
-            grace = pod["metadata"].get("deletionGracePeriodSeconds")
-            delay = self.delays.pod_termination
-            if isinstance(grace, int):
-                delay = min(delay, float(grace))
-            run.terminate_at = now + delay
+        if run.stop_at is None:
+            grace = grace_period(pod)
+            run.stop_at = now
             if run.stage == RUNNING:
-                for c in (pod.get("spec") or {}).get("containers") or ():
+                delay, run.stop_exit = stop_plan(
+                    ignores_sigterm=self.ctx.behaviors.ignores_sigterm(pod),
+                    runs_to_completion=self._job_run(pod) is not None, grace=grace,
+                    stop_delay=self.delays.container_stop)
+                run.stop_at = now + delay
+                for c in _containers(pod):
                     self._event(pod, "Normal", "Killing", f"Stopping container {c.get('name')}")
+        if run.stage == RUNNING:
+            if now < run.stop_at:
+                return run.stop_at - now
+            code = run.stop_exit
+            for c in _containers(pod):
+                self.logs.write(key, c.get("name", ""), stop_message(code, grace_period(pod)))
+            self._finish(pod, run, SUCCEEDED if code == 0 else FAILED, code, quiet=True)
+        if run.stage in (SUCCEEDED, FAILED):
+            self._report(key, pod, run, node)  # the terminal status, before the removal
+        if run.terminate_at is None:
+            run.terminate_at = now + self.delays.pod_termination
         if now < run.terminate_at:
             return run.terminate_at - now
         if self.writer.delete(PODS, pod, grace=0):
@@ -221,11 +248,11 @@ class Kubelet(ControlLoop):
                     return due - now
                 self.profiler.finish(pod)
                 if job_run.outcome == "succeed":
-                    self._finish(run, SUCCEEDED, 0)
+                    self._finish(pod, run, SUCCEEDED, 0)
                 elif (pod.get("spec") or {}).get("restartPolicy") == "OnFailure":
                     self._crash(pod, run, exit_code=1)
                 else:
-                    self._finish(run, FAILED, 1)
+                    self._finish(pod, run, FAILED, 1)
             else:
                 return None
         elif stage == CONFIG_ERROR:
@@ -278,14 +305,19 @@ class Kubelet(ControlLoop):
         run.blocked_attempts = 0
         self._enter(run, RUNNING)
         run.started_at = rfc3339()
+        key = _key(pod)
         for c in _containers(pod):
             if run.restarts == 0:
                 self._event(pod, "Normal", "Pulled", f'Container image "{c.get("image")}"'
                                                      " already present on machine")
             self._event(pod, "Normal", "Created", f"Created container: {c.get('name')}")
             self._event(pod, "Normal", "Started", f"Started container {c.get('name')}")
+            self.logs.start(key, run.uid, c.get("name", ""), run.restarts)
+            self.logs.write(key, c.get("name", ""), start_message(c, run.restarts))
 
     def _crash(self, pod: Json, run: PodRun, exit_code: int) -> None:
+        self._end_logs(pod, f"exiting with code {exit_code} (simulated crash, "
+                            "localcluster.dev/mode: crashloop)")
         run.restarts += 1
         run.last_exit = exit_code
         run.finished_at = rfc3339()
@@ -296,10 +328,19 @@ class Kubelet(ControlLoop):
                         f"Back-off restarting failed container {c.get('name')} in pod "
                         f"{meta['name']}_{meta['namespace']}({meta['uid']})")
 
-    def _finish(self, run: PodRun, stage: str, exit_code: int) -> None:
+    def _finish(self, pod: Json, run: PodRun, stage: str, exit_code: int,
+                quiet: bool = False) -> None:
+        self._end_logs(pod, None if quiet else f"run finished: exit code {exit_code}")
         run.last_exit = exit_code
         run.finished_at = rfc3339()
         self._enter(run, stage)
+
+    def _end_logs(self, pod: Json, last_line: str | None) -> None:
+        key = _key(pod)
+        for c in _containers(pod):
+            if last_line is not None:
+                self.logs.write(key, c.get("name", ""), last_line)
+            self.logs.end(key, c.get("name", ""))
 
     def _pull_failed(self, pod: Json) -> None:
         for c in _containers(pod):
@@ -343,6 +384,17 @@ class Kubelet(ControlLoop):
     def _event(self, pod: Json, etype: str, reason: str, message: str) -> None:
         self.events.record(pod, etype, reason, message,
                            host=(pod.get("spec") or {}).get("nodeName", ""))
+
+
+def _key(pod: Json) -> Key:
+    return (pod["metadata"]["namespace"], pod["metadata"]["name"])
+
+
+def start_message(container: Json, restarts: int) -> str:
+    """The first line of a simulated container's log."""
+    again = f" (restart {restarts})" if restarts else ""
+    return (f"localcluster: container {container.get('name')!r} started{again} from image "
+            f"{container.get('image')!r}; the simulated runtime runs no process")
 
 
 def _containers(pod: Json) -> list[Json]:

@@ -42,6 +42,10 @@ class PodRun:
     restarts: int = 0
     pull_attempts: int = 0
     last_exit: int | None = None
+    #: A deleted pod: when its containers stop (SIGTERM or, at the end of the grace, SIGKILL),
+    #: their exit code, and when the kubelet removes the pod (see `termination`).
+    stop_at: float | None = None
+    stop_exit: int = 0
     terminate_at: float | None = None
     container_ids: dict[str, str] = field(default_factory=dict)
     #: Failed volume set-ups or container configs in a row (their retry back-off).

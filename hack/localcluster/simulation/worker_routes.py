@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,6 +47,8 @@ class WorkerEndpoint:
     loras: dict[str, str] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
+    #: Writes a line to the worker container's log.
+    log: Callable[[str], None] = field(default=lambda line: None)
 
 
 def worker_app(endpoint: WorkerEndpoint, faults: Faults) -> web.Application:
@@ -86,6 +89,7 @@ class _Handler:
                 "status": "error", "message": "'lora_name' and 'source.uri' are required"})
         done = "already loaded" if name in self.endpoint.loras else "loaded successfully"
         self.endpoint.loras[name] = str(uri)
+        self.endpoint.log(f"INFO dynamo_llm::lora: LoRA adapter '{name}' {done} from {uri}")
         return self._answer(request, body, 200, {
             "status": "success", "message": f"LoRA adapter '{name}' {done}",
             "lora_name": name, "lora_id": _lora_id(name)})
@@ -105,6 +109,7 @@ class _Handler:
                 "message": f"LoRA adapter '{name}' not found. Available LoRAs: "
                            f"{sorted(self.endpoint.loras)}"})
         del self.endpoint.loras[name]
+        self.endpoint.log(f"INFO dynamo_llm::lora: LoRA adapter '{name}' unloaded")
         return self._answer(request, body, 200, {
             "status": "success", "message": f"LoRA adapter '{name}' unloaded successfully",
             "lora_name": name, "lora_id": _lora_id(name)})

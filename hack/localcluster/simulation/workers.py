@@ -23,6 +23,7 @@ import structlog
 from aiohttp import web
 
 from .addresses import PodAddresses
+from .container_logs import ContainerLogs
 from .worker_faults import Fault, Faults
 from .worker_routes import Call, WorkerEndpoint, worker_app
 
@@ -40,12 +41,18 @@ _HISTORY = 1000
 
 def system_port(pod: Json) -> int | None:
     """The system port of a Dynamo worker pod; None for any other pod."""
+    found = _system_container(pod)
+    return found[1] if found is not None else None
+
+
+def _system_container(pod: Json) -> tuple[str, int] | None:
+    """The container of a Dynamo worker pod that serves the system port, and the port."""
     if COMPONENT_TYPE_LABEL not in ((pod.get("metadata") or {}).get("labels") or {}):
         return None
     for container in (pod.get("spec") or {}).get("containers") or ():
         for port in container.get("ports") or ():
             if port.get("name") == SYSTEM_PORT_NAME and port.get("containerPort"):
-                return int(port["containerPort"])
+                return str(container.get("name", "")), int(port["containerPort"])
     return None
 
 
@@ -71,7 +78,9 @@ def _bound(ip: str, port: int, reuse: bool = False) -> socket.socket | None:
 class Workers:
     """Every simulated worker endpoint of one cluster; owns their server tasks."""
 
-    def __init__(self) -> None:
+    def __init__(self, logs: ContainerLogs | None = None) -> None:
+        #: Where the workers' containers print (the kubelet's logs); None: nowhere.
+        self.logs = logs or ContainerLogs()
         self.endpoints: dict[Key, WorkerEndpoint] = {}
         #: Endpoints that stopped, kept so tests can read what they received.
         self.history: list[WorkerEndpoint] = []
@@ -111,13 +120,19 @@ class Workers:
                                     or current.uid != uid or current.ip != ip):
             self.stop(key)
             current = None
-        port = system_port(pod)
-        if not running or current is not None or port is None:
+        found = _system_container(pod)
+        if not running or current is not None or found is None:
             return
+        container, port = found
         meta = pod["metadata"]
+        logs = self.logs
+
+        def write_line(line: str) -> None:
+            logs.write(key, container, line)
+
         endpoint = WorkerEndpoint(namespace=meta["namespace"], name=meta["name"], uid=uid,
                                   labels=dict(meta.get("labels") or {}), ip=ip, port=port,
-                                  restarts=restarts)
+                                  restarts=restarts, log=write_line)
         reserved = self._reserved.pop(key, None)
         sock = reserved if reserved is not None and reserved.getsockname() == (ip, port) \
             else _bound(ip, port, reuse=True)
@@ -129,6 +144,8 @@ class Workers:
             return
         sock.listen(128)
         sock.setblocking(False)
+        write_line(f"INFO dynamo_runtime::system_status_server: System status server listening on "
+            f"0.0.0.0:{port} (simulated worker at {ip}:{port})")
         endpoint.task = asyncio.get_running_loop().create_task(
             self._serve(endpoint, sock), name=f"worker {meta['namespace']}/{meta['name']}")
         self.endpoints[key] = endpoint
