@@ -7,12 +7,13 @@ import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 from aiohttp import web
 
-from . import admission, discovery, protobuf, tables
+from . import admission, conversion, discovery, protobuf, tables
+from .admission.webhook_client import WebhookClient
 from .apply import validate_field_manager
 from .errors import (
     ApiError,
@@ -33,6 +34,7 @@ from .users import UserInfo
 from .watch_stream import WatchPlan, serve_watch
 
 Json = dict[str, Any]
+T = TypeVar("T")
 
 MAX_BODY_BYTES = 3 * 1024 * 1024
 #: Who sent a request, as the server's authentication found (None before it has run).
@@ -69,6 +71,25 @@ class ResourceApi:
         self.webhooks: admission.Webhooks | None = None
         #: Counts the events each watch sends (None: not counted).
         self.stats: RequestStats | None = None
+        self._conversions: conversion.ConversionWebhooks | None = None
+
+    @property
+    def conversions(self) -> conversion.ConversionWebhooks:
+        """The CRD conversion webhook caller (sharing the admission webhooks' client)."""
+        if self._conversions is None:
+            client = (self.webhooks.client if self.webhooks is not None
+                      else WebhookClient(self.ops.storage))
+            self._conversions = conversion.ConversionWebhooks(self.ops.storage, client)
+        return self._conversions
+
+    async def _admitted(self, webhooks: admission.RequestAdmission | None,
+                        write: Callable[[], T]) -> T:
+        """Run a write with its admission webhooks and the conversions it needs."""
+        return await self.conversions.run(lambda: admission.admitted(webhooks, write))
+
+    async def _converted(self, read: Callable[[], T]) -> T:
+        """Run a read with the conversions it needs."""
+        return await self.conversions.run_sync(read)
 
     # --- routing ---------------------------------------------------------------------------
 
@@ -141,10 +162,11 @@ class ResourceApi:
         query = request.query
         if method == "GET":
             if target.name:
-                return self._respond(request, rt, self._get(target), single=True)
+                return self._respond(request, rt, await self._converted(
+                    lambda: self._get(target)), single=True)
             if _truthy(query.get("watch")):
                 return await self._watch(request, target)
-            return self._list(request, target)
+            return await self._converted(lambda: self._list(request, target))
         if target.namespace is None and rt.namespaced and method == "POST":
             raise _page_not_found()
         opts = self._write_options(request)
@@ -155,7 +177,7 @@ class ResourceApi:
                                {"group": rt.group, "kind": rt.plural})
             body = await _read_body(request)
             opts.webhooks = self._webhooks(request, "CreateOptions", opts)
-            result = await admission.admitted(opts.webhooks, lambda: self.ops.create(
+            result = await self._admitted(opts.webhooks, lambda: self.ops.create(
                 rt, target.namespace or "", body, opts))
             return self._respond(request, rt, result.obj, single=True, code=201,
                                  warnings=_with_webhooks(result.warnings, opts))
@@ -163,12 +185,12 @@ class ResourceApi:
             body = await _read_body(request)
             opts.webhooks = self._webhooks(request, "UpdateOptions", opts)
             if target.subresource == "scale":
-                result = await admission.admitted(opts.webhooks, lambda: self.ops.update_scale(
+                result = await self._admitted(opts.webhooks, lambda: self.ops.update_scale(
                     rt, target.namespace or "", target.name, body, opts))
                 return _json(result.obj, warnings=_with_webhooks(result.warnings, opts))
             if target.subresource == "finalize":
                 return _json(self.ops.finalize_namespace(rt, body))
-            result = await admission.admitted(opts.webhooks, lambda: self.ops.update(
+            result = await self._admitted(opts.webhooks, lambda: self.ops.update(
                 rt, target.namespace or "", target.name, body, opts, target.subresource))
             return self._respond(request, rt, result.obj, single=True,
                                  code=201 if result.created else 200,
@@ -183,10 +205,10 @@ class ResourceApi:
             body = await _read_body(request, yaml_ok=patch_type == "apply")
             opts.webhooks = self._webhooks(request, "PatchOptions", opts)
             if target.subresource == "scale":
-                result = await admission.admitted(opts.webhooks, lambda: self.ops.patch_scale(
+                result = await self._admitted(opts.webhooks, lambda: self.ops.patch_scale(
                     rt, target.namespace or "", target.name, patch_type, body, opts))
                 return _json(result.obj, warnings=_with_webhooks(result.warnings, opts))
-            result = await admission.admitted(opts.webhooks, lambda: self.ops.patch(
+            result = await self._admitted(opts.webhooks, lambda: self.ops.patch(
                 rt, target.namespace or "", target.name, patch_type, body, opts,
                 target.subresource))
             return self._respond(request, rt, result.obj, single=True,
@@ -197,7 +219,7 @@ class ResourceApi:
             dry_run = opts.dry_run
             webhooks = self._webhooks(request, "DeleteOptions", opts, options)
             if target.name:
-                obj, outcome = await admission.admitted(webhooks, lambda: self.ops.delete(
+                obj, outcome = await self._admitted(webhooks, lambda: self.ops.delete(
                     rt, target.namespace or "", target.name, options, dry_run, webhooks))
                 pending = outcome == 202
                 # 202 only for a delete still pending that asked for cascading deletion the
@@ -208,7 +230,7 @@ class ResourceApi:
                     return _json(_success_status(rt, obj), code=code, warnings=warnings)
                 return self._respond(request, rt, obj, single=True, code=code,
                                      warnings=warnings)
-            listed = await admission.admitted(webhooks, lambda: self.ops.delete_collection(
+            listed = await self._admitted(webhooks, lambda: self.ops.delete_collection(
                 rt, target.namespace, options, query.get("labelSelector", ""),
                 query.get("fieldSelector", ""), dry_run, webhooks))
             return self._list_response(request, rt, listed)
@@ -354,7 +376,8 @@ class ResourceApi:
             bookmarks=bookmarks, bookmark_interval=self.watch_settings.bookmark_interval,
             timeout=timeout,
             table=q.get("includeObject", "Metadata") if _accept(request) == "Table" else None,
-            on_sent=self._watch_counter(target, request.headers.get("User-Agent", "")))
+            on_sent=self._watch_counter(target, request.headers.get("User-Agent", "")),
+            convert=self.conversions.watch_converter(rt))
         return await serve_watch(request, self.ops.storage, plan)
 
     def _watch_counter(self, target: Target, user_agent: str) -> Callable[[int, int], None] | None:

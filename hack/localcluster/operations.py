@@ -17,7 +17,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from . import admission, builtin_rules, certificate_requests, patch, schema, typed_decoding
+from . import (
+    admission,
+    builtin_rules,
+    certificate_requests,
+    conversion,
+    patch,
+    schema,
+    typed_decoding,
+)
 from . import apply as ssa
 from .errors import (
     ApiError,
@@ -92,14 +100,19 @@ class Operations:
     # --- helpers ---------------------------------------------------------------------------
 
     def _served(self, rt: ResourceType, obj: Json) -> Json:
-        """An object as served at `rt`'s version (conversion strategy None: apiVersion only)."""
+        """An object as served at `rt`'s version (conversion strategy None: apiVersion only;
+        Webhook: the webhook's answer, or `conversion.ConversionPending`)."""
         if obj.get("apiVersion") == rt.api_version:
             return obj
+        if rt.custom:
+            return conversion.to_version(self.storage, rt, obj, rt.api_version)
         return {**obj, "apiVersion": rt.api_version}
 
     def _stored(self, rt: ResourceType, obj: Json) -> Json:
         storage_version = rt.storage_version or rt.version
         api_version = f"{rt.group}/{storage_version}" if rt.group else storage_version
+        if obj.get("apiVersion") != api_version and conversion.webhook_of(self.storage, rt):
+            return conversion.to_version(self.storage, rt, obj, api_version)
         obj["apiVersion"] = api_version
         return obj
 
@@ -221,7 +234,7 @@ class Operations:
             if limit and len(items) >= limit:
                 remaining += 1
                 continue
-            items.append(self._served(rt, obj))
+            items.append(obj)
             last_key = key
         token = ""
         if remaining:
@@ -229,7 +242,10 @@ class Operations:
                 json.dumps({"rv": current, "start": last_key}).encode()).decode()
         # The remaining count is only known (and only reported) for unfiltered lists.
         count = remaining if remaining and not (label_selector or field_selector) else None
-        return ListResult(items, str(current), token, count)
+        # One ConversionPending for every object a conversion webhook must answer for.
+        served = conversion.all_to_version(self.storage, rt, items, rt.api_version) \
+            if rt.custom else [self._served(rt, o) for o in items]
+        return ListResult(served, str(current), token, count)
 
     def _objects_at(self, rt: ResourceType, ns: str | None, labels: LabelSelector,
                     resource_version: str, match: str) -> tuple[list[Json], int]:
@@ -323,6 +339,8 @@ class Operations:
             # Nothing is persisted, so no version is assigned: a dry-run create answers
             # without a resourceVersion, a dry-run update with the current one.
             return self._served(rt, obj)
+        if rt.custom:  # the answer's conversion is asked for before anything is stored
+            self._served(rt, obj)
         obj["metadata"]["resourceVersion"] = str(self.storage.next_rv())
         self.storage.put(rt.stored_as, obj)
         return self._served(rt, obj)
@@ -567,6 +585,8 @@ class Operations:
             ip = (obj.get("spec") or {}).get("clusterIP")
             if ip and ip != "None":
                 self.cluster_ips.release(ip)
+        if rt.custom:  # the answer's conversion is asked for before anything is removed
+            self._served(rt, obj)
         change = self.storage.remove(rt.stored_as, obj, self.storage.next_rv())
         assert change.type == DELETED
         return self._served(rt, change.obj)

@@ -11,14 +11,14 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
 from . import tables
-from .errors import gone
+from .errors import ApiError, gone
 from .registry import ResourceType
 from .storage import ADDED, DELETED, MODIFIED, Change, Storage, Watcher
 
@@ -47,6 +47,9 @@ class WatchPlan:
     table: str | None = None
     #: Told the events (bookmarks aside) and bytes of each write to the stream.
     on_sent: Callable[[int, int], None] | None = None
+    #: Converts an object stored in another version (a CRD's conversion webhook); None: the
+    #: apiVersion is rewritten. Its ApiError ends the watch with an ERROR event.
+    convert: Callable[[Json], Awaitable[Json]] | None = None
 
 
 def served(rt: ResourceType, obj: Json) -> Json:
@@ -133,14 +136,19 @@ async def serve_watch(request: web.Request, storage: Storage,
                        f"({storage.oldest_replayable_rv() + 1})")
             await response.write(encoder.line("ERROR", err.status()))
             return response
+        if plan.convert is not None:
+            initial = [await _converted(plan, obj) for obj in initial]
         out = [encoder.line(ADDED, obj) for obj in initial]
         if plan.initial_end_bookmark:
             out.append(encoder.line("BOOKMARK", bookmark(rt, storage.rv, initial_end=True)))
-        out.extend(_lines(encoder, backlog, plan.matches))
+        out.extend(await _event_lines(encoder, backlog, plan))
         for start in range(0, len(out), _BATCH):
             await _write(response, plan, out[start:start + _BATCH])
         await _follow(response, storage, watcher, plan, encoder,
                       max([since] + [c.rv for c in backlog]))
+    except ApiError as err:  # a conversion failed: the watch ends with its Status
+        with contextlib.suppress(ConnectionResetError, RuntimeError):
+            await response.write(encoder.line("ERROR", err.status()))
     except (ConnectionResetError, asyncio.CancelledError):
         pass
     finally:
@@ -166,6 +174,24 @@ def _lines(encoder: _Encoder, changes: list[Change], matches: Matcher) -> list[b
         event = event_for(change, matches)
         if event is not None:
             out.append(encoder.line(event[0], event[1], change))
+    return out
+
+
+async def _converted(plan: WatchPlan, obj: Json) -> Json:
+    if plan.convert is None or obj.get("apiVersion") == plan.rt.api_version:
+        return obj
+    return await plan.convert(obj)
+
+
+async def _event_lines(encoder: _Encoder, changes: list[Change], plan: WatchPlan) -> list[bytes]:
+    """`_lines`, converting what is stored in another version first when the plan says how."""
+    if plan.convert is None:
+        return _lines(encoder, changes, plan.matches)
+    out = []
+    for change in changes:
+        event = event_for(change, plan.matches)
+        if event is not None:
+            out.append(encoder.line(event[0], await _converted(plan, event[1]), change))
     return out
 
 
@@ -201,7 +227,7 @@ async def _follow(response: web.StreamResponse, storage: Storage, watcher: Watch
                 batch.append(item)
         if batch:
             last_rv = batch[-1].rv
-            lines = _lines(encoder, batch, plan.matches)
+            lines = await _event_lines(encoder, batch, plan)
             if lines:
                 await _write(response, plan, lines)
         if closed:

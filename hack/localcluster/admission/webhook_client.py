@@ -56,34 +56,42 @@ class WebhookClient:
 
     async def post(self, hook: Hook, review: Json, uid: str) -> Json:
         """The `response` of the AdmissionReview the webhook answers; CallError otherwise."""
-        config = hook.spec.get("clientConfig") or {}
+        try:
+            status, body = await self.exchange(hook.spec.get("clientConfig") or {}, review,
+                                               hook.timeout)
+        except CallError as err:
+            raise _failed(str(err)) from None
+        return _verified(body, status, uid)
+
+    async def exchange(self, config: Json, payload: Json, seconds: int) -> tuple[int, bytes]:
+        """POST `payload` to the webhook of `config` (a clientConfig) with `?timeout=`; the
+        answer's status and body, or CallError with client-go's text (`Post "<url>": ...`,
+        without the caller's prefix). The conversion webhooks call this too."""
         target, shown, server_name = self._target(config)
-        display = f"{shown}?timeout={hook.timeout}s"
+        display = f"{shown}?timeout={seconds}s"
         context = self._context(config.get("caBundle") or "")
         if self._session is None:
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(force_close=True))
         try:
-            async with asyncio.timeout(hook.timeout):
+            async with asyncio.timeout(seconds):
                 async with self._session.post(
-                        f"{target}?timeout={hook.timeout}s", data=json.dumps(review),
+                        f"{target}?timeout={seconds}s", data=json.dumps(payload),
                         headers={"Content-Type": "application/json",
                                  "Accept": "application/json"},
                         ssl=context, server_hostname=server_name) as answer:
-                    body = await answer.read()
-                    status = answer.status
+                    return answer.status, await answer.read()
         except TimeoutError:
-            raise _failed(f'Post "{display}": context deadline exceeded') from None
+            raise CallError(f'Post "{display}": context deadline exceeded') from None
         except aiohttp.ClientConnectorCertificateError as err:
-            raise _failed(f'Post "{display}": tls: failed to verify certificate: '
-                          f"{_x509(err.certificate_error)}") from None
+            raise CallError(f'Post "{display}": tls: failed to verify certificate: '
+                            f"{_x509(err.certificate_error)}") from None
         except aiohttp.ClientConnectorError as err:
             host, port = err.host, err.port
-            raise _failed(f'Post "{display}": dial tcp {host}:{port}: connect: '
-                          f"{_dial_reason(err)}") from None
+            raise CallError(f'Post "{display}": dial tcp {host}:{port}: connect: '
+                            f"{_dial_reason(err)}") from None
         except (aiohttp.ClientError, OSError) as err:
-            raise _failed(f'Post "{display}": {err}') from None
-        return _verified(body, status, uid)
+            raise CallError(f'Post "{display}": {err}') from None
 
     # --- where and how to connect ------------------------------------------------------------
 
@@ -100,7 +108,7 @@ class WebhookClient:
         shown = f"https://{host}:{port}{path}"
         address = self._endpoint(namespace, name, int(port))
         if address is None:
-            raise _failed(f'Post "{shown}": no endpoints available for service "{name}"')
+            raise CallError(f'Post "{shown}": no endpoints available for service "{name}"')
         ip, target_port = address
         dial_host = f"[{ip}]" if ":" in ip else ip
         return f"https://{dial_host}:{target_port}{path}", shown, host
@@ -137,8 +145,8 @@ class WebhookClient:
                     pem = base64.b64decode(ca_bundle, validate=True).decode()
                     context = ssl.create_default_context(cadata=pem)
                 except (binascii.Error, UnicodeDecodeError, ssl.SSLError, ValueError):
-                    raise _failed("could not get REST client: unable to load root "
-                                  "certificates: unable to parse bytes as PEM block") from None
+                    raise CallError("could not get REST client: unable to load root "
+                                    "certificates: unable to parse bytes as PEM block") from None
             else:
                 context = ssl.create_default_context()
             self._contexts[ca_bundle] = context
