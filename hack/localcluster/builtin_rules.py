@@ -12,7 +12,13 @@ import ipaddress
 import itertools
 from typing import Any
 
-from . import api_service_validation, certificate_requests, crds, replication_controllers
+from . import (
+    api_service_validation,
+    certificate_requests,
+    crd_approval,
+    crds,
+    replication_controllers,
+)
 from .errors import Cause, forbidden, invalid, required
 from .registry import ResourceType
 
@@ -284,6 +290,7 @@ def validation_errors(rt: ResourceType, obj: Json, old: Json | None) -> list[Cau
                 " volumeAttributesClassName for bound claims"))
     elif rt.kind == "CustomResourceDefinition":
         errors.extend(crds.validation_errors(obj, old))
+        errors.extend(crd_approval.validation_errors(obj, old))
     elif rt.kind == replication_controllers.KIND:
         errors.extend(replication_controllers.validation_errors(obj, _pod_spec_errors))
     elif rt.kind == certificate_requests.KIND:

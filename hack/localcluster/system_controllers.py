@@ -20,7 +20,7 @@ from typing import Any
 
 import structlog
 
-from . import crds
+from . import crd_approval, crds
 from .api_services import ApiServiceRegistration
 from .errors import ApiError
 from .operations import Operations, WriteOptions, now_rfc3339
@@ -165,6 +165,14 @@ class SystemControllers:
                 new_conditions.append({"type": ctype, "status": "True",
                                        "lastTransitionTime": now, "reason": reason,
                                        "message": message})
+        approval = crd_approval.condition(crd)
+        if approval is not None:  # the apiapproval controller's
+            old = conditions.get(approval["type"])
+            same = old is not None and old.get("status") == approval["status"]
+            approval["lastTransitionTime"] = old.get("lastTransitionTime", now) if (
+                old is not None and same) else now
+            new_conditions.append({k: approval[k] for k in (
+                "type", "status", "lastTransitionTime", "reason", "message")})
         stored = list(status.get("storedVersions") or [])
         storage = next(v["name"] for v in spec["versions"] if v.get("storage"))
         if storage not in stored:
