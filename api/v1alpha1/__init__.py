@@ -19,6 +19,7 @@ from api.v1alpha1.component import (
     EPPConfig,
     ExtraPodMetadata,
     ExtraPodSpec,
+    FrontendSidecarSpec,
     IngressSpec,
     IngressTLSSpec,
     ModelReference,
@@ -45,6 +46,7 @@ from api.v1alpha1.graph_deployment import (
     Restart,
     RestartStatus,
     RestartStrategy,
+    RollingUpdateStatus,
 )
 from api.v1alpha1.graph_deployment_request import (
     DGDR_BACKENDS,
@@ -142,6 +144,7 @@ __all__ = [
     "EndpointInfo",
     "ExtraPodMetadata",
     "ExtraPodSpec",
+    "FrontendSidecarSpec",
     "GPUSpec",
     "IngressSpec",
     "IngressTLSSpec",
@@ -155,6 +158,7 @@ __all__ = [
     "Restart",
     "RestartStatus",
     "RestartStrategy",
+    "RollingUpdateStatus",
     "SLASpec",
     "ScalingAdapter",
     "ServiceReplicaStatus",

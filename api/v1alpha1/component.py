@@ -21,6 +21,12 @@ from api.kube import (
     ResourceClaim,
 )
 from api.markers import doc
+from api.v1beta1.common import TopologyConstraint
+from api.v1beta1.experimental import (
+    ComponentCheckpointConfig,
+    FailoverSpec,
+    GPUMemoryServiceSpec,
+)
 
 BACKEND_FRAMEWORKS = ("sglang", "vllm", "trtllm")
 # Types the operator knows; "main", "default", no type and any other string get the base
@@ -249,6 +255,24 @@ class EPPConfig:
 
 
 @define(kw_only=True)
+class FrontendSidecarSpec:
+    """A frontend container added next to the main container, given the operator's frontend
+    defaults (command, probes, ports, Dynamo env vars)."""
+
+    image: str = field(metadata=doc("Container image of the frontend sidecar."))
+    args: list[str] | None = field(
+        default=None,
+        metadata=doc('Arguments replacing the default ["-m", "dynamo.frontend"].'),
+    )
+    env_from_secret: str | None = field(
+        default=None, metadata=doc("Secret whose keys become environment variables.")
+    )
+    envs: list[EnvVar] | None = field(
+        default=None, metadata=doc("Environment variables merged over the generated ones.")
+    )
+
+
+@define(kw_only=True)
 class DynamoComponentDeploymentSharedSpec:
     """Desired state of one component (service) of a Dynamo graph."""
 
@@ -351,6 +375,24 @@ class DynamoComponentDeploymentSharedSpec:
     epp_config: EPPConfig | None = field(
         default=None,
         metadata=doc("Endpoint Picker Plugin settings; only for componentType epp."),
+    )
+    # Fields added after v0.8 (the same shapes as in v1beta1).
+    topology_constraint: TopologyConstraint | None = field(
+        default=None,
+        metadata=doc("Topology placement of the component: the domain to pack its pods in."),
+    )
+    frontend_sidecar: FrontendSidecarSpec | None = field(
+        default=None, metadata=doc("A frontend sidecar container added to the pods.")
+    )
+    checkpoint: ComponentCheckpointConfig | None = field(
+        default=None, metadata=doc("Checkpoint (snapshot) and restore of the component.")
+    )
+    gpu_memory_service: GPUMemoryServiceSpec | None = field(
+        default=None,
+        metadata=doc("GPU Memory Service: GPUs shared through a DRA ResourceClaim."),
+    )
+    failover: FailoverSpec | None = field(
+        default=None, metadata=doc("Active-passive GPU failover; needs gpuMemoryService.")
     )
 
 

@@ -6,14 +6,14 @@ from typing import ClassVar
 
 from attrs import define, field
 
-from api.kube import Condition, EnvVar, ObjectMeta, Quantity
+from api.kube import Condition, EnvVar, ObjectMeta, Quantity, Time
 from api.markers import CelRule, doc
 from api.v1alpha1.component import BACKEND_FRAMEWORKS, DynamoComponentDeploymentSharedSpec
 from api.v1alpha1.replica_status import ServiceReplicaStatus
 
 GROUP_VERSION = "nvidia.com/v1alpha1"
 RESTART_STRATEGIES = ("Sequential", "Parallel")
-RESTART_PHASES = ("Pending", "Restarting", "Completed", "Failed")
+RESTART_PHASES = ("Pending", "Restarting", "Completed", "Failed", "Superseded")
 VOLUME_ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
 
 
@@ -115,6 +115,13 @@ class DynamoGraphDeploymentSpec:
     restart: Restart | None = field(
         default=None, metadata=doc("Requests a rolling restart of the graph's pods.")
     )
+    # Added after v0.8.
+    annotations: dict[str, str] | None = field(
+        default=None, metadata=doc("Annotations propagated to every child resource.")
+    )
+    labels: dict[str, str] | None = field(
+        default=None, metadata=doc("Labels propagated to every child resource.")
+    )
 
 
 @define(kw_only=True)
@@ -127,10 +134,26 @@ class RestartStatus:
     )
     phase: str | None = field(
         default=None,
-        metadata=doc("Pending, Restarting, Completed or Failed."),
+        metadata=doc("Pending, Restarting, Completed, Failed or Superseded."),
     )
     in_progress: list[str] | None = field(
         default=None, metadata=doc("Services being restarted now.")
+    )
+
+
+@define(kw_only=True)
+class RollingUpdateStatus:
+    """Progress of an operator-managed rolling update (added after v0.8)."""
+
+    phase: str | None = field(
+        default=None, metadata=doc("Pending, InProgress, Completed or Failed.")
+    )
+    start_time: Time | None = field(default=None, metadata=doc("When the update began."))
+    end_time: Time | None = field(
+        default=None, metadata=doc("When the update ended, successfully or not.")
+    )
+    updated_components: list[str] | None = field(
+        default=None, metadata=doc("Services that completed the update.")
     )
 
 
@@ -153,6 +176,9 @@ class DynamoGraphDeploymentStatus:
     )
     restart: RestartStatus | None = field(
         default=None, metadata=doc("Progress of the latest restart request.")
+    )
+    rolling_update: RollingUpdateStatus | None = field(
+        default=None, metadata=doc("Progress of an operator-managed rolling update.")
     )
 
 

@@ -24,6 +24,13 @@ class ServiceReplicaStatus:
     component_name: str | None = field(
         default=None, metadata=doc("Name of the workload behind the service.")
     )
+    component_names: list[str] | None = field(
+        default=None,
+        metadata=doc(
+            "Names of the workloads behind the service: one normally, the old and the new "
+            "during a rolling update."
+        ),
+    )
     replicas: int | None = field(
         default=None,
         metadata=doc("Replicas that exist and are not terminating.", minimum=0),

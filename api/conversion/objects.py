@@ -1,0 +1,103 @@
+"""Whole objects: metadata, the two private payload annotations, spec and status.
+
+Each kind has one spec payload annotation and one status payload annotation. On a v1beta1
+object they hold the sparse v1alpha1 fields that v1beta1 cannot represent; on a v1alpha1
+object, the sparse v1beta1 fields that v1alpha1 cannot represent. Conversion reads them from
+the source, removes them, and writes the new ones to the result; nothing else in the operator
+may read them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import attrs
+
+from api.conversion.rules import Rule, convert_fields
+from api.kube import Json, copy_json
+
+__all__ = ["HUB", "SPOKE", "KindConversion", "convert_object"]
+
+GROUP = "nvidia.com"
+HUB = f"{GROUP}/v1beta1"
+SPOKE = f"{GROUP}/v1alpha1"
+
+
+@attrs.frozen
+class KindConversion:
+    """How one kind converts: its payload annotation names and its spec and status rules."""
+
+    kind: str
+    spec_annotation: str
+    status_annotation: str
+    spec_rules: Sequence[Rule]
+    status_rules: Sequence[Rule]
+
+    @property
+    def annotations(self) -> tuple[str, str]:
+        """The two private annotation names."""
+        return self.spec_annotation, self.status_annotation
+
+
+def convert_object(obj: Json, conversion: KindConversion, *, to_hub: bool) -> Json:
+    """Convert a whole object of `conversion.kind`; the input is not changed."""
+    src = copy_json(obj)
+    annotations = _annotations(src)
+    restored_spec = _payload(annotations.get(conversion.spec_annotation))
+    restored_status = _payload(annotations.get(conversion.status_annotation))
+    out: Json = {}
+    saves: dict[str, Json] = {}
+    for key, value in src.items():
+        if key == "apiVersion":
+            out[key] = HUB if to_hub else SPOKE
+        elif key == "metadata" and isinstance(value, dict):
+            out[key] = _scrubbed(value, conversion.annotations)
+        elif key in ("spec", "status") and isinstance(value, dict):
+            rules, restored, name = (
+                (conversion.spec_rules, restored_spec, conversion.spec_annotation)
+                if key == "spec"
+                else (conversion.status_rules, restored_status, conversion.status_annotation)
+            )
+            out[key], save = convert_fields(value, rules, to_hub=to_hub, restored=restored)
+            if save:
+                saves[name] = save
+        else:
+            out[key] = value
+    out.setdefault("apiVersion", HUB if to_hub else SPOKE)
+    if saves:
+        metadata = out.setdefault("metadata", {})
+        written = metadata.setdefault("annotations", {})
+        for name, save in saves.items():
+            written[name] = json.dumps(save, separators=(",", ":"), sort_keys=True)
+    return out
+
+
+def _annotations(obj: Json) -> Json:
+    metadata = obj.get("metadata")
+    annotations = metadata.get("annotations") if isinstance(metadata, dict) else None
+    return annotations if isinstance(annotations, dict) else {}
+
+
+def _payload(raw: object) -> Json | None:
+    """A payload annotation's object; anything unreadable counts as no payload."""
+    if not isinstance(raw, str):
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _scrubbed(metadata: Json, names: tuple[str, ...]) -> Json:
+    """Metadata without the private annotations; an annotations map (and a metadata object)
+    that only held them goes away with them."""
+    annotations = metadata.get("annotations")
+    if not isinstance(annotations, dict) or not any(n in annotations for n in names):
+        return metadata
+    kept = {k: v for k, v in annotations.items() if k not in names}
+    out = {k: v for k, v in metadata.items() if k != "annotations"}
+    if kept:
+        out["annotations"] = kept
+    return out

@@ -1,0 +1,310 @@
+"""The pod of a component: v1alpha1's separate fields <-> v1beta1's one `podTemplate`.
+
+v1alpha1 configures the pod through resources, envs, envFromSecret, probes, volumeMounts,
+extraPodMetadata, extraPodSpec (with its mainContainer), the component's labels and
+annotations, and a frontendSidecar object; v1beta1 has a PodTemplateSpec whose container
+`main` is the component, plus `compilationCache` and `frontendSidecar` (a container name).
+
+To the hub: the fields are composed into the template (main first, then the extraPodSpec
+containers, then the frontend sidecar, named `FRONTEND_SIDECAR`; each non-cache volume mount
+becomes a PVC volume and a mount of main). To the spoke: the template is taken apart again
+(labels and annotations to extraPodMetadata; main's env, probes and plain resources to their
+fields; the rest of main to extraPodSpec.mainContainer, the rest of the pod to extraPodSpec).
+The two are not inverse in general; `api.conversion.rules.projection` saves what one side
+loses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from api.kube import Json
+
+__all__ = ["FRONTEND_SIDECAR", "HUB_KEYS", "SPOKE_KEYS", "pod_to_hub", "pod_to_spoke"]
+
+SPOKE_KEYS = (
+    "resources",
+    "envs",
+    "envFromSecret",
+    "livenessProbe",
+    "readinessProbe",
+    "volumeMounts",
+    "extraPodMetadata",
+    "extraPodSpec",
+    "annotations",
+    "labels",
+    "frontendSidecar",
+)
+HUB_KEYS = ("podTemplate", "compilationCache", "frontendSidecar")
+MAIN = "main"
+FRONTEND_SIDECAR = "sidecar-frontend"
+GPU = "nvidia.com/gpu"
+_PROBES = ("livenessProbe", "readinessProbe")
+
+
+def pod_to_hub(spoke: Json) -> Json:
+    """The hub fields composed from the spoke's pod fields."""
+    if not spoke:
+        return {}
+    out: Json = {}
+    mounts = [m for m in _dicts(spoke.get("volumeMounts")) if "name" in m]
+    cache = next((m for m in mounts if m.get("useAsCompilationCache") is True), None)
+    if cache is not None:
+        out["compilationCache"] = {"pvcName": cache["name"]}
+        if "mountPoint" in cache:
+            out["compilationCache"]["mountPath"] = cache["mountPoint"]
+    plain = [m for m in mounts if m is not cache]
+    if any(k in spoke for k in SPOKE_KEYS if k != "volumeMounts") or plain:
+        out["podTemplate"] = _template(spoke, plain)
+        if isinstance(spoke.get("frontendSidecar"), dict):
+            out["frontendSidecar"] = FRONTEND_SIDECAR
+    return out
+
+
+def _template(spoke: Json, mounts: list[Json]) -> Json:
+    extra = spoke.get("extraPodSpec")
+    spec: Json = dict(extra) if isinstance(extra, dict) else {}
+    override = spec.pop("mainContainer", None)
+    main: Json = {"name": MAIN}
+    if isinstance(override, dict):
+        main.update({k: v for k, v in override.items() if k != "name"})
+    if "envs" in spoke:
+        main["env"] = [*_list(main.get("env")), *_list(spoke["envs"])]
+    if "envFromSecret" in spoke:
+        secret = {"secretRef": {"name": spoke["envFromSecret"]}}
+        main["envFrom"] = [*_list(main.get("envFrom")), secret]
+    for probe in _PROBES:
+        if probe in spoke:
+            main[probe] = spoke[probe]
+    if isinstance(spoke.get("resources"), dict):
+        main["resources"] = {
+            **_dict(main.get("resources")),
+            **_resources_to_hub(spoke["resources"]),
+        }
+    if mounts:
+        main["volumeMounts"] = [*_list(main.get("volumeMounts")), *map(_mount, mounts)]
+        spec["volumes"] = [*_list(spec.get("volumes")), *map(_volume, mounts)]
+    containers = [main, *_list(spec.get("containers"))]
+    sidecar = spoke.get("frontendSidecar")
+    if isinstance(sidecar, dict):
+        containers.append(_frontend_container(sidecar))
+    spec["containers"] = containers
+    template: Json = {}
+    metadata = _pod_metadata(spoke)
+    if metadata:
+        template["metadata"] = metadata
+    template["spec"] = spec
+    return template
+
+
+def _pod_metadata(spoke: Json) -> Json:
+    extra = _dict(spoke.get("extraPodMetadata"))
+    out: Json = {}
+    for key in ("labels", "annotations"):
+        merged = {**_dict(spoke.get(key)), **_dict(extra.get(key))}
+        if merged or key in extra or key in spoke:
+            out[key] = merged
+    return out
+
+
+def _mount(mount: Json) -> Json:
+    out = {"name": mount["name"]}
+    if "mountPoint" in mount:
+        out["mountPath"] = mount["mountPoint"]
+    return out
+
+
+def _volume(mount: Json) -> Json:
+    return {"name": mount["name"], "persistentVolumeClaim": {"claimName": mount["name"]}}
+
+
+def _frontend_container(sidecar: Json) -> Json:
+    out: Json = {"name": FRONTEND_SIDECAR}
+    for spoke_key, hub_key in (("image", "image"), ("args", "args"), ("envs", "env")):
+        if spoke_key in sidecar:
+            out[hub_key] = sidecar[spoke_key]
+    if "envFromSecret" in sidecar:
+        out["envFrom"] = [{"secretRef": {"name": sidecar["envFromSecret"]}}]
+    return out
+
+
+def _resources_to_hub(resources: Json) -> Json:
+    out: Json = {}
+    for side in ("requests", "limits"):
+        item = resources.get(side)
+        if isinstance(item, dict):
+            amounts = {k: item[k] for k in ("cpu", "memory") if k in item}
+            if "gpu" in item:
+                amounts[item.get("gpuType") or GPU] = item["gpu"]
+            amounts.update(_dict(item.get("custom")))
+            out[side] = amounts
+    if "claims" in resources:
+        out["claims"] = resources["claims"]
+    return out
+
+
+def pod_to_spoke(hub: Json) -> Json:
+    """The spoke's pod fields taken from the hub's template; what has no place is left in
+    extraPodSpec (or, where the template's shape is not a pod's, not converted)."""
+    out: Json = {}
+    template = hub.get("podTemplate")
+    if isinstance(template, dict):
+        out.update(_take_apart(template, hub.get("frontendSidecar")))
+    cache = hub.get("compilationCache")
+    if isinstance(cache, dict) and "pvcName" in cache:
+        mount: Json = {"name": cache["pvcName"]}
+        if "mountPath" in cache:
+            mount["mountPoint"] = cache["mountPath"]
+        mount["useAsCompilationCache"] = True
+        out["volumeMounts"] = [*out.get("volumeMounts", []), mount]
+    return out
+
+
+def _take_apart(template: Json, sidecar_name: Any) -> Json:
+    metadata = template.get("metadata", {})
+    spec = template.get("spec", {})
+    if not isinstance(metadata, dict) or not isinstance(spec, dict):
+        return {}
+    containers = spec.get("containers", [])
+    if not isinstance(containers, list) or not all(isinstance(c, dict) for c in containers):
+        return {}
+    out: Json = {}
+    pod_metadata = {k: metadata[k] for k in ("labels", "annotations") if k in metadata}
+    if pod_metadata:
+        out["extraPodMetadata"] = pod_metadata
+    rest = list(containers)
+    main = _pop_named(rest, MAIN)
+    sidecar = _pop_named(rest, sidecar_name) if isinstance(sidecar_name, str) else None
+    if sidecar is not None:
+        out["frontendSidecar"] = _frontend_spec(sidecar)
+    extra: Json = {k: v for k, v in spec.items() if k != "containers"}
+    if rest:
+        extra["containers"] = rest
+    if main is not None:
+        main = {k: v for k, v in main.items() if k != "name"}
+        if "env" in main:
+            out["envs"] = main.pop("env")
+        secret = _env_secret(main)
+        if secret is not None:
+            out["envFromSecret"] = secret
+        mounts = _pvc_mounts(main, extra)
+        if mounts:
+            out["volumeMounts"] = mounts
+        for probe in _PROBES:
+            if probe in main:
+                out[probe] = main.pop(probe)
+        resources = _resources_to_spoke(main.get("resources"))
+        if resources is not None:
+            out["resources"] = resources
+            del main["resources"]
+        if main:
+            extra["mainContainer"] = main
+    if extra:
+        out["extraPodSpec"] = extra
+    return out
+
+
+def _env_secret(main: Json) -> Any:
+    """Takes the last envFrom entry of main when it is a bare Secret reference."""
+    env_from = main.get("envFrom")
+    if not isinstance(env_from, list) or not env_from:
+        return None
+    last = env_from[-1]
+    ref = last.get("secretRef") if isinstance(last, dict) and len(last) == 1 else None
+    if not isinstance(ref, dict) or set(ref) != {"name"}:
+        return None
+    rest = env_from[:-1]
+    if rest:
+        main["envFrom"] = rest
+    else:
+        del main["envFrom"]
+    return ref["name"]
+
+
+def _pvc_mounts(main: Json, spec: Json) -> list[Json]:
+    """Takes the trailing mounts of main that mount a PVC volume of the same name, with the
+    trailing volumes they use, as v1alpha1 volume mounts."""
+    mounts = main.get("volumeMounts")
+    volumes = spec.get("volumes")
+    if not isinstance(mounts, list) or not isinstance(volumes, list):
+        return []
+    taken: list[Json] = []
+    while mounts and volumes:
+        mount, volume = mounts[-1], volumes[-1]
+        if not (isinstance(mount, dict) and isinstance(volume, dict)):
+            break
+        name = mount.get("name")
+        if not isinstance(name, str) or not set(mount) <= {"name", "mountPath"}:
+            break
+        if volume != _volume({"name": name}):
+            break
+        taken.insert(
+            0,
+            {"name": name, **({"mountPoint": mount["mountPath"]} if "mountPath" in mount else {})},
+        )
+        mounts, volumes = mounts[:-1], volumes[:-1]
+    if not taken:
+        return []
+    for key, rest, owner in (("volumeMounts", mounts, main), ("volumes", volumes, spec)):
+        if rest:
+            owner[key] = rest
+        else:
+            del owner[key]
+    return taken
+
+
+def _frontend_spec(container: Json) -> Json:
+    out: Json = {"image": container.get("image", "")}
+    if "args" in container:
+        out["args"] = container["args"]
+    if "env" in container:
+        out["envs"] = container["env"]
+    env_from = container.get("envFrom")
+    if isinstance(env_from, list) and len(env_from) == 1:
+        ref = _dict(_dict(env_from[0]).get("secretRef"))
+        if "name" in ref:
+            out["envFromSecret"] = ref["name"]
+    return out
+
+
+def _resources_to_spoke(resources: Any) -> Json | None:
+    """v1alpha1 resources for a container's, or None when they do not fit (other keys, or
+    amounts that are not strings)."""
+    if not isinstance(resources, dict) or not set(resources) <= {"requests", "limits", "claims"}:
+        return None
+    out: Json = {}
+    for side in ("requests", "limits"):
+        if side not in resources:
+            continue
+        amounts = resources[side]
+        if not isinstance(amounts, dict) or not all(isinstance(v, str) for v in amounts.values()):
+            return None
+        item: Json = {k: amounts[k] for k in ("cpu", "memory") if k in amounts}
+        if GPU in amounts:
+            item["gpu"] = amounts[GPU]
+        custom = {k: v for k, v in amounts.items() if k not in ("cpu", "memory", GPU)}
+        if custom:
+            item["custom"] = custom
+        out[side] = item
+    if "claims" in resources:
+        out["claims"] = resources["claims"]
+    return out
+
+
+def _pop_named(containers: list[Json], name: str) -> Json | None:
+    for index, container in enumerate(containers):
+        if container.get("name") == name:
+            return containers.pop(index)
+    return None
+
+
+def _dicts(value: Any) -> list[Json]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> Json:
+    return dict(value) if isinstance(value, dict) else {}

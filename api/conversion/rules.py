@@ -1,0 +1,188 @@
+"""The conversion engine: rules that map the fields of one version onto the other, and the
+sparse payload that keeps what the other side cannot hold.
+
+A `Rule` pairs some spoke (v1alpha1) fields with some hub (v1beta1) fields. Converting one
+object (a spec, a component, a status entry) runs every rule on the fields it names; each rule
+returns the converted fields and the *save*: the source fields the result cannot give back.
+Fields no rule names exist in one version only; they are saved as they are, and restored from
+the payload on the way back.
+
+The payload that comes in with the source object (`restored`) is a sparse object of the target
+version, written when the source was itself converted from the target. A rule uses it only
+when it is consistent with the live source: for a projection, the restored target fields must
+convert back to exactly the live source fields (`Restore code may read represented fields from
+a sparse payload only as matching context`). Otherwise the live source wins. So:
+
+- a round trip returns the input, since whatever the projection loses is saved and matches;
+- a change made in the other version wins, since a changed field no longer matches its payload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import attrs
+
+from api.kube import Json, copy_json
+
+__all__ = [
+    "Rule",
+    "Step",
+    "convert_fields",
+    "keyed_map",
+    "nested",
+    "present",
+    "projection",
+    "rename",
+    "same",
+]
+
+#: (live source fields, restored target fields) -> (target fields, saved source fields)
+Step = Callable[[Json, Json], tuple[Json, Json]]
+Projection = Callable[[Json], Json]
+
+
+@attrs.frozen
+class Rule:
+    """Spoke fields `spoke` and hub fields `hub`, and how to convert each way."""
+
+    spoke: tuple[str, ...]
+    hub: tuple[str, ...]
+    to_hub: Step
+    to_spoke: Step
+
+
+def present(fields: Json) -> Json:
+    """The fields a saved group holds: a `None` value only marks a group saved while empty."""
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+def _saved(fields: Json, keys: tuple[str, ...]) -> Json:
+    # A group saved while absent in the source is written as {"firstKey": null}.
+    return copy_json(fields) if fields else {keys[0]: None}
+
+
+def _projecting(fwd: Projection, back: Projection, src_keys: tuple[str, ...]) -> Step:
+    def step(src: Json, restored: Json) -> tuple[Json, Json]:
+        dst = fwd(copy_json(src))
+        if restored:
+            candidate = present(restored)
+            if back(copy_json(candidate)) == src:
+                dst = copy_json(candidate)
+        save = {} if back(copy_json(dst)) == src else _saved(src, src_keys)
+        return dst, save
+
+    return step
+
+
+def projection(
+    spoke: tuple[str, ...],
+    hub: tuple[str, ...],
+    to_hub: Projection,
+    to_spoke: Projection,
+) -> Rule:
+    """A group of fields converted by two pure functions that need not be inverse: what one
+    direction loses is saved whole (the group is the unit of the payload) and restored only
+    while the live fields still match it."""
+    return Rule(
+        spoke,
+        hub,
+        _projecting(to_hub, to_spoke, spoke),
+        _projecting(to_spoke, to_hub, hub),
+    )
+
+
+def rename(spoke: str, hub: str) -> Rule:
+    """The same value under another name."""
+    return projection(
+        (spoke,),
+        (hub,),
+        lambda f: {hub: f[spoke]} if spoke in f else {},
+        lambda f: {spoke: f[hub]} if hub in f else {},
+    )
+
+
+def same(*names: str) -> list[Rule]:
+    """Fields with the same name and meaning in both versions."""
+    return [rename(name, name) for name in names]
+
+
+def nested(spoke: str, hub: str, rules: Sequence[Rule]) -> Rule:
+    """An object field whose own fields convert by `rules`, saved and restored field by
+    field."""
+
+    def run(src_key: str, dst_key: str, to_hub: bool) -> Step:
+        def step(src: Json, restored: Json) -> tuple[Json, Json]:
+            if src_key not in src:
+                return {}, {}
+            value = src[src_key]
+            if not isinstance(value, dict):
+                return {dst_key: copy_json(value)}, {}
+            inner = restored.get(dst_key)
+            dst, save = convert_fields(
+                value, rules, to_hub=to_hub, restored=inner if isinstance(inner, dict) else None
+            )
+            return {dst_key: dst}, ({src_key: save} if save else {})
+
+        return step
+
+    return Rule((spoke,), (hub,), run(spoke, hub, True), run(hub, spoke, False))
+
+
+def keyed_map(spoke: str, hub: str, rules: Sequence[Rule]) -> Rule:
+    """A map of objects (by name) in both versions; entries are matched by key, and a saved
+    entry whose key is gone is ignored."""
+
+    def run(src_key: str, dst_key: str, to_hub: bool) -> Step:
+        def step(src: Json, restored: Json) -> tuple[Json, Json]:
+            if src_key not in src:
+                return {}, {}
+            entries = src[src_key]
+            if not isinstance(entries, dict):
+                return {dst_key: copy_json(entries)}, {}
+            saved = restored.get(dst_key)
+            saved = saved if isinstance(saved, dict) else {}
+            out: Json = {}
+            saves: Json = {}
+            for key, value in entries.items():
+                if not isinstance(value, dict):
+                    out[key] = copy_json(value)
+                    continue
+                inner = saved.get(key)
+                out[key], save = convert_fields(
+                    value, rules, to_hub=to_hub, restored=inner if isinstance(inner, dict) else None
+                )
+                if save:
+                    saves[key] = save
+            return {dst_key: out}, ({src_key: saves} if saves else {})
+
+        return step
+
+    return Rule((spoke,), (hub,), run(spoke, hub, True), run(hub, spoke, False))
+
+
+def convert_fields(
+    src: Json, rules: Sequence[Rule], *, to_hub: bool, restored: Json | None
+) -> tuple[Json, Json]:
+    """Convert one object by `rules`; returns the converted object and the sparse save."""
+    restored = restored or {}
+    dst: Json = {}
+    save: Json = {}
+    src_covered: set[str] = set()
+    dst_covered: set[str] = set()
+    for rule in rules:
+        src_keys, dst_keys = (rule.spoke, rule.hub) if to_hub else (rule.hub, rule.spoke)
+        src_covered.update(src_keys)
+        dst_covered.update(dst_keys)
+        part = {k: src[k] for k in src_keys if k in src}
+        restored_part = {k: restored[k] for k in dst_keys if k in restored}
+        converted, saved = (rule.to_hub if to_hub else rule.to_spoke)(part, restored_part)
+        dst.update(converted)
+        save.update(saved)
+    for key, value in src.items():
+        if key not in src_covered:  # only the source version has it
+            save[key] = copy_json(value)
+    for key, value in restored.items():
+        if key not in dst_covered and key not in dst and value is not None:
+            dst[key] = copy_json(value)  # only the target version has it
+    return dst, save
