@@ -19,6 +19,8 @@ PARTS: frozenset[str] = frozenset({
     "scheduler",         # binds pending pods to nodes with room
     "kubelet",           # runs bound pods: phases, container statuses, readiness, deletion
     "replicasets",       # ReplicaSet controller
+    "replicationcontrollers",  # ReplicationController controller (core/v1)
+    "statefulsets",      # StatefulSet controller (ordinals, ordered rollouts, revisions)
     "deployments",       # Deployment controller (rollouts through ReplicaSets)
     "jobs",              # Job controller
     "endpoints",         # EndpointSlices and legacy Endpoints of Services with selectors

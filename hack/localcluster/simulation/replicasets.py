@@ -11,11 +11,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import ApiError
 from ..selectors import LabelSelector
-from ..storage import Change
+from ..storage import Change, ResourceKey
 from .clock import parse_rfc3339, rfc3339
 from .loop import Context, ControlLoop, Key
 from .objects import (
@@ -67,6 +67,12 @@ class ReplicaSetController(ControlLoop):
     """Keeps each ReplicaSet's pods at spec.replicas."""
 
     component = "replicaset-controller"
+    #: The kind kept (the ReplicationController controller is this one on another kind).
+    resource: ClassVar[ResourceKey] = REPLICA_SETS
+    kind: ClassVar[str] = "ReplicaSet"
+
+    def selector(self, spec: Json) -> LabelSelector:
+        return LabelSelector.from_label_selector(spec.get("selector") or {})
 
     def __init__(self, ctx: Context) -> None:
         super().__init__(ctx)
@@ -74,20 +80,20 @@ class ReplicaSetController(ControlLoop):
 
     def initial_keys(self) -> Iterable[Key]:
         return [(o["metadata"]["namespace"], o["metadata"]["name"])
-                for o in self.writer.list_objects(REPLICA_SETS)]
+                for o in self.writer.list_objects(self.resource)]
 
     def keys_for(self, change: Change) -> Iterable[Key]:
-        if change.resource == REPLICA_SETS:
+        if change.resource == self.resource:
             return [(change.obj["metadata"]["namespace"], change.obj["metadata"]["name"])]
         if change.resource == PODS:
             ref = controller_ref(change.obj)
-            if ref is not None and ref.get("kind") == "ReplicaSet":
+            if ref is not None and ref.get("kind") == self.kind:
                 return [(change.obj["metadata"]["namespace"], ref.get("name", ""))]
         return ()
 
     def reconcile(self, key: Key) -> float | None:
         namespace, name = key
-        rs = self.writer.get(REPLICA_SETS, namespace, name)
+        rs = self.writer.get(self.resource, namespace, name)
         if rs is None:
             return None
         spec = rs.get("spec") or {}
@@ -128,7 +134,7 @@ class ReplicaSetController(ControlLoop):
     def _write_status(self, rs: Json, active: list[Json],
                       refusal: ApiError | None) -> float | None:
         spec = rs.get("spec") or {}
-        selector = LabelSelector.from_label_selector(spec.get("selector") or {})
+        selector = self.selector(spec)
         template_labels = ((spec.get("template") or {}).get("metadata") or {}).get(
             "labels") or {}
         min_ready = int(spec.get("minReadySeconds") or 0)
@@ -159,5 +165,5 @@ class ReplicaSetController(ControlLoop):
                                      rfc3339())
         if conditions:
             status["conditions"] = conditions
-        self.writer.update_status(REPLICA_SETS, rs, status)
+        self.writer.update_status(self.resource, rs, status)
         return wake

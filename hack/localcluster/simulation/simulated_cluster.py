@@ -28,7 +28,9 @@ from .loop import Context, ControlLoop, LoopRunner
 from .metrics import Metrics
 from .nodes import NodeController
 from .replicasets import ReplicaSetController
+from .replicationcontrollers import ReplicationControllerController
 from .scheduler import Scheduler
+from .statefulsets import StatefulSetController
 from .workers import Workers
 
 Json = dict[str, Any]
@@ -48,6 +50,8 @@ class Simulation:
         loops: list[ControlLoop | None] = [
             self.nodes, self.scheduler, self.kubelet,
             ReplicaSetController(self.ctx) if on("replicasets") else None,
+            ReplicationControllerController(self.ctx) if on("replicationcontrollers") else None,
+            StatefulSetController(self.ctx) if on("statefulsets") else None,
             DeploymentController(self.ctx) if on("deployments") else None,
             JobController(self.ctx) if on("jobs") else None,
             EndpointsController(self.ctx) if on("endpoints") else None,
