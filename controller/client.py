@@ -132,8 +132,11 @@ class KubeClient:
 
     async def patch(self, resource: Resource, namespace: str | None, name: str, patch: Any,
                     patch_type: str = "merge", subresource: str = "",
-                    force: bool = False, decode: bool = True) -> Json:
-        query = self._manager() + ([("force", "true")] if force else [])
+                    force: bool = False, decode: bool = True,
+                    field_manager: str | None = None) -> Json:
+        """`field_manager`: the writer recorded in managedFields, when not the client's own."""
+        query = ([("fieldManager", field_manager)] if field_manager else self._manager())
+        query += [("force", "true")] if force else []
         return await self.request("PATCH", resource.path(namespace, name, subresource),
                                   body=patch, query=query,
                                   content_type=PATCH_TYPES[patch_type], decode=decode)

@@ -159,8 +159,15 @@ class Controller:
         self._results["error"].inc()
 
     def _on_terminal(self, request: Request, err: TerminalError) -> None:
-        self._log.warning("reconcile failed, not retrying until the object changes",
-                          message=err.message, reason=err.reason, retry_after=err.retry_after)
+        if err.retry_after is None:
+            self._log.warning("reconcile failed, not retrying until the object changes",
+                              message=err.message, reason=err.reason)
+        else:
+            # What only a change elsewhere can fix (a name taken by someone else's object):
+            # one more look after a while, besides any change of the object.
+            self._log.warning("reconcile failed, retrying once after a delay or when the "
+                              "object changes", message=err.message, reason=err.reason,
+                              retry_after=err.retry_after)
         # A terminal error is not a step in a backoff: the next change starts afresh.
         self.queue.forget(request)
         self._errors.inc()

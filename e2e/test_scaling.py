@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from e2e_support import Env, OperatorProcess, eventually
 
+from controller.client import ClientConfig, KubeClient
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation import HpaSettings, SimulationConfig
 
@@ -147,6 +148,36 @@ async def test_kubectl_scale_adapter(env: Env, operator: OperatorProcess) -> Non
     assert columns["DGD"] == GRAPH, out
     assert columns["SERVICE"] == SERVICE, out
     await env.wait_ready(GRAPH, 120)
+
+
+async def test_back_to_back_scale_requests_end_at_the_second(
+        env: Env, operator: OperatorProcess) -> None:
+    """Twenty rounds of two /scale writes less than 10 ms apart: the adapter and the graph end
+    at the second value every time, and nothing is taken for a hand edit of the graph."""
+    await start_graph(env)
+    kube = await KubeClient.connect(env.kubeconfig, ClientConfig(qps=None))
+    path = f"/apis/nvidia.com/v1alpha1/namespaces/{env.namespace}/" \
+           f"dynamographdeploymentscalingadapters/{ADAPTER}/scale"
+    try:
+        for round_ in range(20):
+            first, second = 2 + round_ % 2, 3 - round_ % 2
+            for replicas in (first, second):
+                await kube.request("PATCH", path, body={"spec": {"replicas": replicas}},
+                                   content_type="application/merge-patch+json")
+
+            async def at_second(n: int = second) -> bool:
+                a = await adapter(env)
+                return (await service_replicas(env) == n and a is not None
+                        and a["spec"]["replicas"] == n
+                        and (a.get("status") or {}).get("replicas") == n)
+            await eventually(at_second, within=WITHIN, interval=0.05,
+                             what=f"round {round_}: adapter and graph at {second}")
+    finally:
+        await kube.close()
+    await asyncio.sleep(1.0)
+    assert await service_replicas(env) == 2
+    assert await events(env, ADAPTER, "Synced") == []
+    await wait_settled(env, 2)
 
 
 # --- (2) an HPA on an External metric --------------------------------------------------

@@ -3,7 +3,8 @@
 What the CRD schema cannot say (cross-field rules, references between fields, changes from the
 old object) lives here, for a validating webhook and for reconcilers, which record the errors in
 a condition instead of retrying. An empty list means valid. `validate(obj, old)` picks the right
-rules for any kind; `warnings(obj)` reports deprecated fields that are accepted but ignored.
+rules for any kind; `warnings(obj)` reports the deprecated fields in use, saying what each
+still does.
 """
 
 from __future__ import annotations

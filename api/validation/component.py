@@ -120,15 +120,25 @@ def component_warnings(spec: DynamoComponentDeploymentSharedSpec, path: str) -> 
                 "Planner at the DynamoGraphDeploymentScalingAdapter instead",
             )
         )
-    if spec.dynamo_namespace:
-        warnings.append(
-            FieldError(
-                f"{path}.dynamoNamespace",
-                "deprecated and ignored; the Dynamo namespace is computed from the Kubernetes "
-                "namespace and the graph name",
-            )
-        )
     return warnings
+
+
+#: What `dynamoNamespace` does in a graph's service: the graph computes every namespace.
+IGNORED_DYNAMO_NAMESPACE = ("deprecated and ignored; the Dynamo namespace is computed from the "
+                            "Kubernetes namespace and the graph name")
+#: What it does in a DynamoComponentDeployment of its own, where it is still used.
+USED_DYNAMO_NAMESPACE = ("deprecated; it still sets this component's Dynamo namespace "
+                         "(DYN_NAMESPACE and the nvidia.com/dynamo-namespace label) and will be "
+                         "removed in a future version; without it the namespace is computed from "
+                         "the Kubernetes namespace and the component's name")
+
+
+def dynamo_namespace_warnings(spec: DynamoComponentDeploymentSharedSpec, path: str,
+                              message: str) -> list[FieldError]:
+    """The deprecated `dynamoNamespace` in use, with what it does where it stands."""
+    if not spec.dynamo_namespace:
+        return []
+    return [FieldError(f"{path}.dynamoNamespace", message)]
 
 
 def _resources(path: str, resources: Resources) -> list[FieldError]:

@@ -5,7 +5,12 @@ from __future__ import annotations
 from api.errors import FieldError
 from api.v1alpha1 import BACKEND_FRAMEWORKS, DynamoComponentDeployment
 from api.validation import values
-from api.validation.component import component_warnings, validate_component
+from api.validation.component import (
+    USED_DYNAMO_NAMESPACE,
+    component_warnings,
+    dynamo_namespace_warnings,
+    validate_component,
+)
 
 
 def validate_component_deployment(dcd: DynamoComponentDeployment) -> list[FieldError]:
@@ -27,5 +32,16 @@ def validate_component_deployment_update(
 
 
 def component_deployment_warnings(dcd: DynamoComponentDeployment) -> list[FieldError]:
-    """Deprecated fields in use."""
-    return component_warnings(dcd.spec, "spec")
+    """Deprecated fields in use. A graph writes `dynamoNamespace` into the DCDs it makes, so
+    those are not warned about it: nobody could clear a warning about the operator's own
+    write."""
+    warnings = component_warnings(dcd.spec, "spec")
+    if not made_by_a_graph(dcd):
+        warnings += dynamo_namespace_warnings(dcd.spec, "spec", USED_DYNAMO_NAMESPACE)
+    return warnings
+
+
+def made_by_a_graph(dcd: DynamoComponentDeployment) -> bool:
+    """The DCD's controller is a DynamoGraphDeployment."""
+    return any(ref.get("kind") == "DynamoGraphDeployment" and ref.get("controller")
+               for ref in dcd.metadata.get("ownerReferences") or [] if isinstance(ref, dict))

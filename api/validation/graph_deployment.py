@@ -14,7 +14,12 @@ from api.v1alpha1 import (
     Restart,
 )
 from api.validation import kube_values, values
-from api.validation.component import component_warnings, validate_component
+from api.validation.component import (
+    IGNORED_DYNAMO_NAMESPACE,
+    component_warnings,
+    dynamo_namespace_warnings,
+    validate_component,
+)
 
 MAX_SERVICES = 25
 MAX_PVCS = 100
@@ -72,6 +77,8 @@ def graph_deployment_warnings(dgd: DynamoGraphDeployment) -> list[FieldError]:
     warnings = []
     for key, service in (dgd.spec.services or {}).items():
         warnings += component_warnings(service, f"spec.services.{key}")
+        warnings += dynamo_namespace_warnings(service, f"spec.services.{key}",
+                                              IGNORED_DYNAMO_NAMESPACE)
     return warnings
 
 

@@ -2,18 +2,20 @@
 graphs churned while faults are injected, invariants measured and reported as figures.
 
 Churn: create graphs; change an image or env; scale through the graph and through a scaling
-adapter; restart; `kubectl replace` (an update without our annotations); delete with each
-propagation policy (a name deleted with Orphan is retired: its children are the user's
-now); create DGDRs and DynamoModels. Faults: a share of 503 and 429 answers (Retry-After 1),
-dropped watches, history compaction, API-server restarts, SIGKILL of the leader (a new
-replica takes its place), pod kills and a node going NotReady for a while.
+adapter (two `/scale` writes back to back, as an autoscaler correcting itself); restart;
+`kubectl replace` (an update without our annotations); delete with each propagation policy (a
+name deleted with Orphan is retired: its children are the user's now); create DGDRs and
+DynamoModels. Faults: a share of 503 and 429 answers (Retry-After 1), dropped watches, history
+compaction, API-server restarts, SIGKILL of the leader (a new replica takes its place), pod
+kills and a node going NotReady for a while.
 
 Figures: graphs converged after the faults stop (successful at their generation), duplicate
 children (two DCDs for one service of a graph, two Deployments for one DCD), children left
 whose controller owner is gone, planted user objects changed or lost, sample windows in which
-two replicas wrote, replica exits that were not injected, RSS and queue-depth slopes per
-leadership term (hack/soak/growth.py), the queue depth once settled, and the writes of a
-settled, idle operator.
+two replicas wrote, adapters whose last scale request was lost (the adapter or its graph not
+at the value last written to `/scale`), replica exits that were not injected, RSS and
+queue-depth slopes per leadership term (hack/soak/growth.py), the queue depth once settled,
+and the writes of a settled, idle operator.
 """
 
 from __future__ import annotations
@@ -134,6 +136,10 @@ class Soak:
         self.kube: KubeClient | None = None
         self.growth = Growth(warmup=config.growth_warmup)
         self.unconverged: list[str] = []
+        #: Adapter name -> (the value last written to its /scale, when).
+        self.last_scale: dict[str, tuple[int, float]] = {}
+        #: Graph name -> when it was last replaced (a replace may rightly undo a scale).
+        self.replaced_at: dict[str, float] = {}
 
     # --- replicas --------------------------------------------------------------------------
 
@@ -255,7 +261,8 @@ class Soak:
                 self._count(action)
             except ApiError as err:
                 self._count(f"{action} refused {err.code}")
-            except (OSError, TimeoutError):
+            except (OSError, TimeoutError, aiohttp.ClientError):
+                # An injected API-server restart drops connections mid-request.
                 self._count(f"{action} unanswered")
 
     async def _act(self, kube: KubeClient, action: str, name: str, live: list[str]) -> None:
@@ -269,9 +276,13 @@ class Soak:
             await kube.patch(DGDS, NS, name, {"spec": {"services": {"Frontend": {
                 "replicas": self.rng.randint(0, 2)}}}})
         elif action == "adapter":
-            with contextlib.suppress(ApiError):
-                await kube.patch(ADAPTERS, NS, f"{name}-decode",
-                                 {"spec": {"replicas": self.rng.randint(0, 2)}})
+            adapter = f"{name}-decode"
+            for _ in range(2):  # back to back: the second must win
+                replicas = self.rng.randint(0, 2)
+                with contextlib.suppress(ApiError):
+                    await kube.patch(ADAPTERS, NS, adapter, {"spec": {"replicas": replicas}},
+                                     subresource="scale")
+                    self.last_scale[adapter] = (replicas, time.monotonic())
         elif action == "restart":
             await kube.patch(DGDS, NS, name, {"spec": {"restart": {
                 "id": f"r{self.rng.randint(0, 10**6)}"}}})
@@ -281,6 +292,7 @@ class Soak:
             obj["metadata"] = {"name": meta["name"], "namespace": NS,
                                "labels": meta.get("labels") or {}}
             obj.pop("status", None)
+            self.replaced_at[name] = time.monotonic()
             await kube.update(DGDS, obj)
         elif action == "delete":
             policy = self.rng.choice(["Foreground", "Background", "Orphan"])
@@ -402,6 +414,7 @@ class Soak:
         adapters = (await kube.list(ADAPTERS, NS))["items"]
         services = (await kube.list(SERVICES, NS))["items"]
         uids = {o["metadata"]["uid"] for o in [*graphs, *dcds, *deployments]}
+        checked_scales, lost_scales = self._lost_scales(graphs, adapters)
         duplicates = _duplicates(dcds, lambda o: (_owner(o), (o["metadata"].get("labels") or {})
                                                  .get(COMPONENT_LABEL)))
         duplicates += _duplicates(deployments, _owner)
@@ -438,6 +451,7 @@ class Soak:
             "convergedPercent": round(100.0 * converged / total, 1) if total else 100.0,
             "duplicates": len(duplicates), "orphans": len(orphans),
             "userObjectsTouched": len(touched), "doubleWriterWindows": self.double_writer_windows,
+            "scalesChecked": checked_scales, "scalesLost": len(lost_scales),
             "unexpectedRestarts": len(restarts),
             "injectedKills": sum(1 for r in self.replicas if r.killed),
             **self.growth.figures(), "queueDepthSettled": settled_depth,
@@ -445,8 +459,31 @@ class Soak:
             "actions": dict(sorted(self.counts.items())),
             "details": {"duplicates": duplicates[:10], "orphans": orphans[:10],
                         "touched": touched, "restarts": restarts, "idleWrites": idle_by,
+                        "scalesLost": lost_scales[:10],
                         "unconverged": dict(Counter(self.unconverged).most_common(10))},
         }
+
+    def _lost_scales(self, graphs: list[Json], adapters: list[Json]) -> tuple[int, list[str]]:
+        """How many adapters were checked, and those not at the value last written to their
+        /scale or whose graph is not; a graph replaced since that write may rightly have
+        undone it, and is left out."""
+        by_name = {g["metadata"]["name"]: g for g in graphs}
+        lost, checked = [], 0
+        for obj in adapters:
+            name = obj["metadata"]["name"]
+            graph_name = obj["spec"]["dgdRef"]["name"]
+            if name not in self.last_scale or graph_name not in by_name:
+                continue
+            value, at = self.last_scale[name]
+            if self.replaced_at.get(graph_name, -1.0) > at:
+                continue
+            checked += 1
+            services = by_name[graph_name]["spec"].get("services") or {}
+            applied = (services.get(obj["spec"]["dgdRef"]["serviceName"]) or {}).get("replicas")
+            if obj["spec"]["replicas"] != value or applied != value:
+                lost.append(f"{name}: asked {value}, adapter {obj['spec']['replicas']}, "
+                            f"graph {applied}")
+        return checked, lost
 
     async def _converge(self, kube: KubeClient) -> tuple[int, int]:
         deadline = time.monotonic() + self.config.settle
@@ -506,6 +543,7 @@ def broken(figures: Json) -> list[str]:
               "duplicates": figures["duplicates"] == 0, "orphans": figures["orphans"] == 0,
               "userObjectsTouched": figures["userObjectsTouched"] == 0,
               "doubleWriterWindows": figures["doubleWriterWindows"] == 0,
+              "scalesLost": figures["scalesLost"] == 0,
               "unexpectedRestarts": figures["unexpectedRestarts"] == 0,
               "idleWrites": figures["idleWrites"] == 0,
               "queueDepthSettled": figures["queueDepthSettled"] in (0, None),

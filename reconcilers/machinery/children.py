@@ -7,10 +7,12 @@ when it carries a controller reference to the parent's uid; anything else is nei
 adopted nor deleted.
 
 An owned child is created when missing (with that controller reference) and updated only when
-our desired spec differs from what we last applied or someone else changed the spec since. The
-drift markers are the original operator's annotations (`nvidia.com/last-applied-hash` and
-`nvidia.com/last-applied-generation`), so objects made by either operator are recognised by the
-other.
+our desired spec differs from what we last applied or someone else changed the spec since, or
+its labels and annotations differ from ours. The drift markers are the original operator's
+annotations (`nvidia.com/last-applied-hash` and `nvidia.com/last-applied-generation`), so
+objects made by either operator are recognised by the other. Labels and annotations are merged
+with what others set on the child, and a key we set before and no longer want is removed
+(`applied_metadata`).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from controller.errors import AlreadyExists, ApiError, NotFound, TerminalError
 from controller.events import EventRecorder
 from controller.resource import Resource
 from controller.store import OWNER_UID_INDEX
+from reconcilers.machinery import applied_metadata
+from reconcilers.machinery.applied_metadata import APPLIED_KEYS_ANNOTATION
 from reconcilers.machinery.availability import RECONCILE_FAILED
 from reconcilers.machinery.resources import resource_for
 from reconcilers.machinery.spec_hashes import Hashes, SpecHashes, intern_hash
@@ -42,6 +46,8 @@ HASH_ANNOTATION = "nvidia.com/last-applied-hash"
 #: What marks an UNOWNED copy as ours (see `Child.drift_label`).
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 GENERATION_ANNOTATION = "nvidia.com/last-applied-generation"
+#: Our bookkeeping annotations on a child, never counted among the keys we set for the parent.
+_OWN_ANNOTATIONS = frozenset({HASH_ANNOTATION, GENERATION_ANNOTATION, APPLIED_KEYS_ANNOTATION})
 #: Parts of a child we never copy from the desired object on update (status: the server's).
 _NOT_SPEC_FIELDS = ("metadata", "apiVersion", "kind", "status")
 log = structlog.get_logger("reconcilers.children")
@@ -350,8 +356,9 @@ class ChildWriter:
             if key not in _NOT_SPEC_FIELDS:
                 updated[key] = copy.deepcopy(value)
         umeta = updated["metadata"]
-        umeta["labels"] = {**(umeta.get("labels") or {}), **(meta.get("labels") or {})}
-        annotations = {**(umeta.get("annotations") or {}), **(meta.get("annotations") or {})}
+        umeta["labels"] = applied_metadata.merged(umeta, meta, "labels")
+        annotations = applied_metadata.merged(umeta, meta, "annotations")
+        annotations[APPLIED_KEYS_ANNOTATION] = applied_metadata.record(meta, _OWN_ANNOTATIONS)
         annotations[HASH_ANNOTATION] = wanted_hash
         annotations[GENERATION_ANNOTATION] = str(int(umeta.get("generation", 0)) + 1)
         umeta["annotations"] = annotations
@@ -379,6 +386,8 @@ class ChildWriter:
         annotations = live["metadata"].get("annotations") or {}
         if annotations.get(HASH_ANNOTATION) != wanted_hash:
             return True
+        if applied_metadata.drifted(live["metadata"], desired["metadata"]):
+            return True
         generation = live["metadata"].get("generation")
         if generation is None:
             # Kinds without a generation (Services, ConfigMaps...): compare the fields we set.
@@ -397,6 +406,8 @@ class ChildWriter:
         obj = {**desired, "metadata": meta}
         meta["ownerReferences"] = [owner_reference(parent)]
         meta["annotations"] = {**(meta.get("annotations") or {}),
+                               APPLIED_KEYS_ANNOTATION: applied_metadata.record(
+                                   desired["metadata"], _OWN_ANNOTATIONS),
                                HASH_ANNOTATION: wanted_hash, GENERATION_ANNOTATION: "1"}
         try:
             created = await self.client.create(resource, obj)

@@ -10,6 +10,12 @@ without any memory of its own:
   graph's value over once (`ADOPT`) instead of writing its own back, so the two never fight;
 * anything else -> only the adapter's status may need a refresh (`RECORD`).
 
+The status lags behind the graph when its write lost a race (a second scale request changed
+the adapter meanwhile) or the process stopped in between. So before anything is adopted, the
+graph's managedFields are asked who set its value (`written_by_us`): the adapter controller
+patches the graph under a field manager of its own, and a value it wrote itself is never an
+edit to adopt, whatever the status says.
+
 A graph value that already equals what the adapter wants is never an edit to adopt: it is our
 own write whose status update did not land yet, or a hand edit that agrees with us.
 
@@ -59,9 +65,10 @@ class Plan:
 
 
 def plan(*, desired: int, applied: int | None, current: int, service: str,
-         multinode: bool) -> Plan:
+         multinode: bool, written_by_us: bool = False) -> Plan:
     """Decide from the adapter's spec (`desired`) and status (`applied`, None before its first
-    reconcile) and the graph's value (`current`)."""
+    reconcile) and the graph's value (`current`; `written_by_us` when the adapter controller
+    set it, as the graph's managedFields say)."""
     target, ready, reason, message = desired, True, SYNCED, _synced(service, desired)
     if desired == 0 and multinode:
         target, ready, reason = MULTINODE_MINIMUM, False, SCALE_TO_ZERO_UNSUPPORTED
@@ -69,7 +76,8 @@ def plan(*, desired: int, applied: int | None, current: int, service: str,
                    f"{MULTINODE_MINIMUM} replica")
     # Before its first reconcile the adapter has applied nothing: its spec (seeded from the
     # graph, or set by an autoscaler since) is the truth, not an edit to adopt.
-    edited = applied is not None and current != applied and current != target
+    edited = (applied is not None and current != applied and current != target
+              and not written_by_us)
     if edited:
         # The message is the one the next (quiet) reconcile computes, so that reconcile has
         # nothing left to write.

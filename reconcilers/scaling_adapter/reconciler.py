@@ -6,7 +6,9 @@ graph with a JSON patch guarded by a `test` of the old value, so a concurrent wr
 patch fail instead of being overwritten, and the failure is retried like any conflict. The
 adapter's status reports the applied count, the label selector of the service's pods (HPA
 reads pod metrics through it) and when the service was last scaled. Who wins when the graph
-was edited directly is decided in `ownership`, from the adapter's status alone.
+was edited directly is decided in `ownership`, from the adapter's status and the graph's
+managedFields: the graph is patched under the field manager `FIELD_MANAGER`, so a value this
+controller wrote is told from a hand edit even when the status write after it never landed.
 
 Nothing here runs when nothing changed: an adapter whose graph or service is missing gets a
 Ready=False condition and waits for the graph to appear (the graph watch wakes it), without
@@ -31,6 +33,7 @@ from backends import constants
 from backends.multinode import node_count
 from controller.errors import ApiError, Conflict, NotFound
 from controller.handlers import Mapper
+from controller.managed_fields import owners_of
 from controller.manager import Manager
 from controller.reconcile import Request, Result
 from reconcilers.machinery.conditions import get_condition, now, set_condition
@@ -48,6 +51,9 @@ COMPONENT = "dgdscalingadapter"
 #: Adapter informer index: "<namespace>/<graph name>" of the graph each adapter scales.
 BY_GRAPH = "scaling-adapter-graph"
 READY = "Ready"
+#: The field manager of the adapter controller's writes of a graph's replicas: the graph's
+#: managedFields then tell our own earlier write from a hand edit.
+FIELD_MANAGER = "dynamo-operator-scaling-adapter"
 
 
 def graph_of(adapter: Json) -> list[str]:
@@ -110,7 +116,7 @@ class ScalingAdapterReconciler:
             if _service(graph, ref.service_name) is None:
                 return None  # the cache is behind a change that is on its way to us
 
-            decision = _plan(adapter, graph, ref.service_name)
+            decision = _plan(adapter, graph, ref.service_name, live=True)
         if decision.action is ownership.Action.SCALE:
             await self._scale(adapter, graph, ref.service_name, decision)
         elif decision.action is ownership.Action.ADOPT:
@@ -145,7 +151,8 @@ class ScalingAdapterReconciler:
         meta = graph["metadata"]
         try:
             await self.client.patch(GRAPH_DEPLOYMENTS, meta["namespace"], meta["name"],
-                                    [guard, change], patch_type="json")
+                                    [guard, change], patch_type="json",
+                                    field_manager=FIELD_MANAGER)
         except ApiError as err:
             _raise_if_lost_race(err)
             await self.events.warning(adapter, "UpdateFailed",
@@ -210,7 +217,9 @@ def _service(graph: Json, service: str) -> Json | None:
     return spec if isinstance(spec, dict) else None
 
 
-def _plan(adapter: Json, graph: Json, service: str) -> ownership.Plan:
+def _plan(adapter: Json, graph: Json, service: str, *, live: bool = False) -> ownership.Plan:
+    """The decision for an adapter; `live`: the graph was read from the API server, with its
+    managedFields (the cache drops them), so who wrote its replicas is known."""
     spec = _service(graph, service) or {}
     current = spec.get("replicas")
     try:
@@ -222,7 +231,9 @@ def _plan(adapter: Json, graph: Json, service: str) -> ownership.Plan:
         desired=int(adapter["spec"]["replicas"]),
         applied=applied if isinstance(applied, int) else None,
         current=current if isinstance(current, int) else ownership.DEFAULT_REPLICAS,
-        service=service, multinode=multinode)
+        service=service, multinode=multinode,
+        written_by_us=live and FIELD_MANAGER in owners_of(
+            graph, ("spec", "services", service, "replicas")))
 
 
 def _raise_if_lost_race(err: ApiError) -> None:

@@ -426,6 +426,23 @@ def test_dcd_backend_is_immutable_and_deprecations_warn() -> None:
     assert [w.path for w in warnings(dcd(dynamoNamespace="x"))] == ["spec.dynamoNamespace"]
 
 
+def test_dynamo_namespace_warning_says_what_the_field_does_where_it_stands() -> None:
+    # A DCD of its own: the field still sets the pods' Dynamo namespace, and says so.
+    [own] = warnings(dcd(dynamoNamespace="custom-ns"))
+    assert "still sets this component's Dynamo namespace" in own.message
+    assert "ignored" not in own.message
+    # A DCD a graph made: the graph wrote the field, so nobody is warned about it.
+    made = load(DynamoComponentDeployment, {"metadata": {"name": "g-c", "ownerReferences": [
+        {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment", "name": "g",
+         "uid": "u", "controller": True}]}, "spec": {"dynamoNamespace": "default-g"}})
+    assert warnings(made) == []
+    # A graph's service: the graph computes every namespace, so the field is ignored.
+    [ignored] = warnings(load(DynamoGraphDeployment, {"metadata": {"name": "g"}, "spec": {
+        "services": {"Frontend": {"dynamoNamespace": "x"}}}}))
+    assert ignored.path == "spec.services.Frontend.dynamoNamespace"
+    assert ignored.message.startswith("deprecated and ignored")
+
+
 def test_validation_does_not_modify_its_input() -> None:
     obj = service(replicas=-1)
     before = copy.deepcopy(obj)

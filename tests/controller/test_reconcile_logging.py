@@ -81,3 +81,27 @@ async def test_reconcile_lines_carry_controller_object_and_reconcile_id(
     assert {"mapped", "after", "starting workers"} <= {line["event"] for line in outside}
     for line in outside:
         assert "reconcile_id" not in line and "name" not in line, line
+
+
+async def test_a_terminal_error_that_asks_for_a_later_look_says_so_and_gets_it(
+        kubeconfig: Path, client: KubeClient, widgets: Resource) -> None:
+    """A name taken by someone else's object: the line says the reconcile runs again after
+    the delay, and it does, with no change to the object."""
+    calls: list[float] = []
+    with capture_logs(processors=[merge_contextvars]) as lines:
+        mgr = await manager(kubeconfig)
+
+        async def reconcile(request: Request) -> None:
+            calls.append(asyncio.get_running_loop().time())
+            raise TerminalError("name taken", reason="NotOwned", retry_after=0.2)
+
+        mgr.add_controller("delayed", reconcile, for_=widgets)
+        await client.create(widgets, widget("taken"))
+        async with running(mgr):
+            await eventually(lambda: len(calls) >= 2)
+    assert calls[1] - calls[0] >= 0.15
+    warned = [line for line in lines if line["log_level"] == "warning"]
+    assert warned and all(line["event"] == "reconcile failed, retrying once after a delay or "
+                          "when the object changes" and line["retry_after"] == 0.2
+                          for line in warned)
+    assert not any("not retrying" in line["event"] for line in lines)

@@ -171,3 +171,43 @@ async def test_delete_removes_owned_child_and_records_an_event(
     events = await kube.list(Resource("", "v1", "events", "Event"), "default")
     reasons = sorted(e["reason"] for e in events["items"])
     assert reasons == ["CreateDeployment", "DeleteDeployment"]
+
+
+async def test_a_label_or_annotation_we_no_longer_want_is_removed_and_foreign_keys_stay(
+        writer: ChildWriter, kube: KubeClient, cluster: LocalCluster) -> None:
+    owner = await parent(kube)
+    wanted = deployment(labels={"a": "1", "team": "a"})
+    wanted["metadata"]["annotations"] = {"note": "x"}
+    created = await writer.apply(owner, DEPLOYMENTS, wanted)
+    assert created.live is not None
+    # Someone else labels and annotates our child.
+    edited = await kube.patch(DEPLOYMENTS, "default", "child", {"metadata": {
+        "labels": {"theirs": "1"}, "annotations": {"their-note": "y"}}})
+    await settled(writer, DEPLOYMENTS, "child", edited["metadata"]["resourceVersion"])
+
+    changed = deployment(labels={"a": "2"})  # team removed, a changed, spec unchanged
+    result = await writer.apply(owner, DEPLOYMENTS, changed)
+    assert result.outcome is Outcome.UPDATED
+    assert result.live is not None
+    meta = result.live["metadata"]
+    assert meta["labels"] == {"a": "2", "theirs": "1"}
+    assert "note" not in meta["annotations"] and meta["annotations"]["their-note"] == "y"
+    await settled(writer, DEPLOYMENTS, "child", meta["resourceVersion"])
+    cluster.stats.reset()
+    assert (await writer.apply(owner, DEPLOYMENTS, changed)).outcome is Outcome.UNCHANGED
+    assert cluster.stats.writes(user_agent=AGENT) == 0
+
+
+async def test_a_child_without_the_key_record_is_not_rewritten_for_it(
+        writer: ChildWriter, kube: KubeClient, cluster: LocalCluster) -> None:
+    """Children made before the record existed: no write until something really changes."""
+    owner = await parent(kube)
+    created = await writer.apply(owner, DEPLOYMENTS, deployment())
+    assert created.live is not None
+    old = await kube.patch(DEPLOYMENTS, "default", "child", [
+        {"op": "remove", "path": "/metadata/annotations/nvidia.com~1last-applied-metadata-keys"},
+    ], patch_type="json")
+    await settled(writer, DEPLOYMENTS, "child", old["metadata"]["resourceVersion"])
+    cluster.stats.reset()
+    assert (await writer.apply(owner, DEPLOYMENTS, deployment())).outcome is Outcome.UNCHANGED
+    assert cluster.stats.writes(user_agent=AGENT) == 0

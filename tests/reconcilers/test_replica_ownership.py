@@ -37,6 +37,24 @@ def test_plan(desired: int, applied: int | None, current: int, multinode: bool, 
         action, target, reason, reason == "Synced")
 
 
+@pytest.mark.parametrize(("desired", "applied", "current", "action", "target"), [
+    # A status write that lost its race to a second scale request: the graph holds our 2,
+    # the adapter now asks for 3. Our own write is no hand edit: scale on.
+    (3, 1, 2, Action.SCALE, 3),
+    # The process stopped after the graph write: record it, adopt nothing.
+    (2, 1, 2, Action.RECORD, 2),
+])
+def test_our_own_write_is_never_adopted(desired: int, applied: int, current: int,
+                                        action: Action, target: int) -> None:
+    got = plan(desired=desired, applied=applied, current=current, service="decode",
+               multinode=False, written_by_us=True)
+    assert (got.action, got.target) == (action, target)
+    # Without managedFields to say who wrote it, the same values read as a hand edit.
+    if current != target:
+        assert plan(desired=desired, applied=applied, current=current, service="decode",
+                    multinode=False).action is Action.ADOPT
+
+
 def test_adoption_leaves_nothing_for_the_next_reconcile() -> None:
     adopted = plan(desired=2, applied=2, current=7, service="decode", multinode=False)
     after = plan(desired=7, applied=7, current=7, service="decode", multinode=False)

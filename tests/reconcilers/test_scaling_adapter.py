@@ -251,3 +251,86 @@ async def test_hpa_scales_an_adapter_up_and_down_without_a_fight(
             assert len(await events_of(kube, "g-decode", "Synced")) == 0
     finally:
         await kube.close()
+
+
+# --- quick successive scale requests: the last one wins, always ---------------------------
+
+
+async def scale(kube: KubeClient, name: str, replicas: int) -> None:
+    await kube.patch(SCALING_ADAPTERS, NS, name, {"spec": {"replicas": replicas}},
+                     subresource="scale")
+
+
+async def settled_at(kube: KubeClient, name: str, svc: str, replicas: int) -> bool:
+    """The adapter asks for, applied and reports `replicas`, and the graph has them."""
+    obj = await applied(kube, name, replicas)
+    return (obj is not None and obj["spec"]["replicas"] == replicas  # type: ignore[index]
+            and await graph_replicas(kube, obj["spec"]["dgdRef"]["name"],  # type: ignore[index]
+                                     svc) == replicas)
+
+
+async def test_back_to_back_scales_end_at_the_last_value(
+        cluster: LocalCluster, kube: KubeClient, operator: Manager) -> None:
+    """Twenty rounds of two scale writes sent at once: each ends at the second value, and a
+    status write that lost its race never makes our own graph write look like a hand edit."""
+    await kube.create(GRAPH_DEPLOYMENTS, graph("g", {"decode": service(1)}))
+    await kube.create(SCALING_ADAPTERS, adapter("g", "decode", 1))
+    await eventually(lambda: applied(kube, "g-decode", 1))
+    for round_ in range(20):
+        first, second = 2 + 2 * round_, 3 + 2 * round_
+        await scale(kube, "g-decode", first)
+        await scale(kube, "g-decode", second)
+        await eventually(lambda s=second: settled_at(kube, "g-decode", "decode", s))
+    await asyncio.sleep(0.3)
+    assert await settled_at(kube, "g-decode", "decode", 41)
+    assert await events_of(kube, "g-decode", "Synced") == []  # nothing was taken for an edit
+    assert await idle_writes(cluster) == 0
+
+
+async def test_interleaved_scales_and_hand_edit(cluster: LocalCluster, kube: KubeClient,
+                                                operator: Manager) -> None:
+    """Scale writes racing the adapter's own graph patches, then a real hand edit of the
+    graph: the scales end at the last value, the hand edit is still adopted once."""
+    await kube.create(GRAPH_DEPLOYMENTS, graph("g", {"decode": service(1)}))
+    await kube.create(SCALING_ADAPTERS, adapter("g", "decode", 1))
+    await eventually(lambda: applied(kube, "g-decode", 1))
+    for replicas in (4, 2, 6, 3):
+        await scale(kube, "g-decode", replicas)
+        await asyncio.sleep(0.005)
+    await eventually(lambda: settled_at(kube, "g-decode", "decode", 3))
+    assert await events_of(kube, "g-decode", "Synced") == []
+
+    await kube.patch(GRAPH_DEPLOYMENTS, NS, "g", {"spec": {"services": {"decode": {
+        "replicas": 7}}}})
+    await eventually(lambda: settled_at(kube, "g-decode", "decode", 7))
+    [synced] = await events_of(kube, "g-decode", "Synced")
+    assert synced["message"] == "Synced adapter from DGD manual edit: replicas=7"
+    assert await idle_writes(cluster) == 0
+
+
+async def test_operator_stopped_between_graph_patch_and_status_write(
+        cluster: LocalCluster, kube: KubeClient, kubeconfig: Path) -> None:
+    """The graph holds the adapter's value but the adapter's status was never written (the
+    process died in between); the adapter is scaled again meanwhile. The next operator
+    scales to the new value instead of taking its own old write for a hand edit."""
+    await kube.create(GRAPH_DEPLOYMENTS, graph("g", {"decode": service(1)}))
+    await kube.create(SCALING_ADAPTERS, adapter("g", "decode", 1))
+    async with running_operator(kubeconfig):
+        await eventually(lambda: applied(kube, "g-decode", 1))
+        refused = cluster.faults.error(500, verbs=("patch", "update"),
+                                       resources=(f"{ADAPTERS}/status",))
+        await scale(kube, "g-decode", 2)
+        await eventually(lambda: _graph_at(kube, 2))
+    cluster.faults.remove(refused)
+    assert refused.hits > 0
+    status = (await kube.get(SCALING_ADAPTERS, NS, "g-decode"))["status"]
+    assert status["replicas"] == 1  # the write that records the scale never landed
+    await scale(kube, "g-decode", 5)
+    async with running_operator(kubeconfig):
+        await eventually(lambda: settled_at(kube, "g-decode", "decode", 5))
+        assert await events_of(kube, "g-decode", "Synced") == []
+        assert await idle_writes(cluster) == 0
+
+
+async def _graph_at(kube: KubeClient, replicas: int) -> bool:
+    return await graph_replicas(kube, "g", "decode") == replicas
