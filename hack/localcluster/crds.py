@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from . import schema
+from .conversion.crd_rules import apply_conversion_defaults, conversion_errors
 from .errors import Cause, forbidden, invalid, required, unsupported
 from .metadata_rules import name_errors
 from .registry import PrinterColumn, ResourceType, ScaleSubresource
@@ -102,6 +103,7 @@ def validation_errors(crd: Json, old: Json | None = None) -> list[Cause]:
                                           ["boolean", "date", "integer", "number", "string"]))
             if not col.get("jsonPath"):
                 errors.append(required(f"{cpath}.jsonPath"))
+    errors.extend(conversion_errors(spec))
     if old is not None:
         old_spec = old.get("spec") or {}
         if old_spec.get("group") != group:
@@ -188,3 +190,4 @@ def apply_crd_defaults(crd: Json) -> None:
         names.setdefault("singular", names["kind"].lower())
         names.setdefault("listKind", names["kind"] + "List")
     spec.setdefault("conversion", {"strategy": "None"})
+    apply_conversion_defaults(spec)

@@ -22,6 +22,8 @@ V1, V2 = f"{GROUP}/v1", f"{GROUP}/v2"
 WIDGETS_V1 = Resource(GROUP, "v1", "widgets", "Widget")
 WIDGETS_V2 = Resource(GROUP, "v2", "widgets", "Widget")
 CRD_NAME = f"widgets.{GROUP}"
+#: The Service a test may publish the toy webhook as.
+SERVICE_HOST = "widget-conversion.default.svc"
 
 
 def rename_size(obj: Json, desired: str) -> Json:
@@ -42,7 +44,7 @@ class ToyConversionWebhook:
 
     def __init__(self) -> None:
         ca = new_authority("toy-conversion-ca", datetime.timedelta(days=1))
-        cert = serving_certificate(ca, ["localhost"], ["127.0.0.1"])
+        cert = serving_certificate(ca, ["localhost", SERVICE_HOST], ["127.0.0.1"])
         self.ca_pem = ca.cert_pem
         self.tls = TLSConfig()
         self.tls.load(cert.cert_pem, cert.key_pem)
@@ -67,6 +69,25 @@ class ToyConversionWebhook:
 
     def client_config(self) -> Json:
         return {"url": f"https://127.0.0.1:{self.server.port}/convert",
+                "caBundle": base64.b64encode(self.ca_pem).decode()}
+
+    def service_objects(self) -> list[Json]:
+        """A Service without a selector and the EndpointSlice that points it at this server
+        (how a webhook outside the cluster is published)."""
+        name = SERVICE_HOST.split(".")[0]
+        return [{"apiVersion": "v1", "kind": "Service",
+                 "metadata": {"name": name, "namespace": "default"},
+                 "spec": {"ports": [{"name": "https", "port": 443}]}},
+                {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+                 "metadata": {"name": f"{name}-1", "namespace": "default",
+                              "labels": {"kubernetes.io/service-name": name}},
+                 "addressType": "IPv4",
+                 "ports": [{"name": "https", "port": self.server.port, "protocol": "TCP"}],
+                 "endpoints": [{"addresses": ["127.0.0.1"], "conditions": {"ready": True}}]}]
+
+    def service_client_config(self) -> Json:
+        return {"service": {"namespace": "default", "name": SERVICE_HOST.split(".")[0],
+                            "path": "/convert"},
                 "caBundle": base64.b64encode(self.ca_pem).decode()}
 
 

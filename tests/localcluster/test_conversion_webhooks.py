@@ -241,3 +241,50 @@ async def test_the_none_strategy_only_rewrites_the_api_version(
     assert _stored(cluster, "a")["apiVersion"] == V2
     assert _stored(cluster, "a")["spec"] == {"size": 1}
     assert (await client.get(WIDGETS_V1, "default", "a"))["spec"] == {"size": 1}
+
+
+async def test_the_conversion_stanza_is_validated_and_defaulted(client: KubeClient) -> None:
+    async def causes(conversion: Json) -> list[tuple[str, str]]:
+        crd = widget_crd(None)
+        crd["spec"]["conversion"] = conversion
+        with pytest.raises(ApiError) as refused:
+            await client.create(CRDS, crd)
+        assert refused.value.code == 422
+        return [(c["field"], c["message"]) for c in refused.value.status["details"]["causes"]]
+
+    assert await causes({"strategy": "Webhook"}) == [
+        ("spec.conversion.webhookClientConfig",
+         "Required value: required when strategy is set to Webhook"),
+        ("spec.conversion.conversionReviewVersions", "Required value")]
+    assert await causes({"strategy": "Webhook", "webhook": {
+        "clientConfig": {"url": "http://127.0.0.1/convert"},
+        "conversionReviewVersions": ["v2"]}}) == [
+        ("spec.conversion.webhookClientConfig.url", "Invalid value: \"http\": 'https' is the "
+         "only allowed URL scheme; desired format: https://host[/path]"),
+        ("spec.conversion.conversionReviewVersions",
+         'Invalid value: []string{"v2"}: must include at least one of v1, v1beta1')]
+    assert await causes({"strategy": "None", "webhook": {
+        "clientConfig": {"url": "https://127.0.0.1/convert"}}}) == [
+        ("spec.conversion.webhookClientConfig",
+         "Forbidden: should not be set when strategy is not set to Webhook")]
+    crd = widget_crd({"service": {"namespace": "default", "name": "hook", "path": "/convert"}})
+    created = await client.create(CRDS, crd)
+    assert created["spec"]["conversion"]["webhook"]["clientConfig"]["service"]["port"] == 443
+
+
+async def test_a_webhook_behind_a_service(client: KubeClient, cluster: LocalCluster,
+                                          toy: ToyConversionWebhook) -> None:
+    await client.create(CRDS, widget_crd(toy.service_client_config()))
+    await cluster.settle()
+    await client.create(WIDGETS_V2, widget("a", V2, dimension=1))
+    with pytest.raises(ApiError) as failed:
+        await client.get(WIDGETS_V1, "default", "a")
+    assert failed.value.message == (
+        "conversion webhook for example.com/v2, Kind=Widget failed: Post "
+        '"https://widget-conversion.default.svc:443/convert?timeout=30s": no endpoints '
+        'available for service "widget-conversion"')
+    service, endpoints = toy.service_objects()
+    await client.create(Resource("", "v1", "services", "Service"), service)
+    await client.create(Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
+                        endpoints)
+    assert (await client.get(WIDGETS_V1, "default", "a"))["spec"] == {"size": 1}

@@ -67,7 +67,7 @@ class WebhookClient:
         """POST `payload` to the webhook of `config` (a clientConfig) with `?timeout=`; the
         answer's status and body, or CallError with client-go's text (`Post "<url>": ...`,
         without the caller's prefix). The conversion webhooks call this too."""
-        target, shown, server_name = self._target(config)
+        target, shown, server_name = self._target(config, seconds)
         display = f"{shown}?timeout={seconds}s"
         context = self._context(config.get("caBundle") or "")
         if self._session is None:
@@ -95,7 +95,7 @@ class WebhookClient:
 
     # --- where and how to connect ------------------------------------------------------------
 
-    def _target(self, config: Json) -> tuple[str, str, str | None]:
+    def _target(self, config: Json, seconds: int) -> tuple[str, str, str | None]:
         """(URL to dial, URL to show in errors, TLS server name when they differ)."""
         url = config.get("url")
         if isinstance(url, str) and url:
@@ -108,7 +108,8 @@ class WebhookClient:
         shown = f"https://{host}:{port}{path}"
         address = self._endpoint(namespace, name, int(port))
         if address is None:
-            raise CallError(f'Post "{shown}": no endpoints available for service "{name}"')
+            raise CallError(f'Post "{shown}?timeout={seconds}s": no endpoints available for '
+                            f'service "{name}"')
         ip, target_port = address
         dial_host = f"[{ip}]" if ":" in ip else ip
         return f"https://{dial_host}:{target_port}{path}", shown, host
