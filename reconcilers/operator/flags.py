@@ -256,8 +256,11 @@ def build_parser() -> argparse.ArgumentParser:
           help="address of /metrics; 0 turns metrics off [:8080]")
 
     hooks = p.add_argument_group("admission webhooks")
-    _bool_flag(hooks, "--enable-webhooks", False,
-               "serve the validating webhooks of our kinds on every replica [false]")
+    # None when not given: --webhook-url alone turns the webhooks on.
+    hooks.add_argument("--enable-webhooks", type=parse_bool, nargs="?", const=True,
+                       default=None, metavar="BOOL",
+                       help="serve the validating webhooks of our kinds on every replica "
+                            "[false; true when --webhook-url is given]")
     hooks.add_argument("--webhook-port", type=_port, default=_D.webhook_port,
           help="HTTPS port of the webhook server [%(default)s]")
     hooks.add_argument("--webhook-cert-dir", type=Path, default=_D.webhook_cert_dir,
@@ -265,7 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
                "its own CA and certificate in a Secret [%(default)s]")
     hooks.add_argument("--webhook-url", type=_https_url, default="",
           help="running outside the cluster: the API server calls URL plus each path; the "
-               "operator creates and keeps the ValidatingWebhookConfiguration")
+               "operator creates and keeps the ValidatingWebhookConfiguration (turns the "
+               "webhooks on)")
     hooks.add_argument("--webhook-service-name", default=_D.webhook_service_name,
           help="Service in front of the webhook server (names in its certificate) "
                "[%(default)s]")
@@ -395,6 +399,9 @@ def parse_options(argv: Sequence[str]) -> OperatorOptions:
                                        < a.namespace_scope_lease_duration):
         parser.error("argument --namespace-scope-lease-renew-interval: need 0 < renew interval"
                      " < --namespace-scope-lease-duration")
+    if a.webhook_url and a.enable_webhooks is False:
+        parser.error("argument --webhook-url: the API server would call webhooks this operator "
+                     "does not serve; drop --enable-webhooks=false, or --webhook-url")
     return OperatorOptions(
         kubeconfig=a.kubeconfig, kube_context=a.kube_context,
         kube_api_qps=a.kube_api_qps, kube_api_burst=a.kube_api_burst,
@@ -422,7 +429,8 @@ def parse_options(argv: Sequence[str]) -> OperatorOptions:
         grove_termination_delay=a.grove_termination_delay,
         grove=a.grove, lws=a.lws, volcano=a.volcano, kai_scheduler=a.kai_scheduler,
         log_level=a.log_level, log_format=a.log_format, operator_version=a.operator_version,
-        enable_webhooks=a.enable_webhooks, webhook_port=a.webhook_port,
+        enable_webhooks=bool(a.enable_webhooks or a.webhook_url),
+        webhook_port=a.webhook_port,
         webhook_cert_dir=a.webhook_cert_dir, webhook_url=a.webhook_url,
         webhook_service_name=a.webhook_service_name, webhook_secret_name=a.webhook_secret_name,
         webhook_configuration_name=a.webhook_configuration_name,

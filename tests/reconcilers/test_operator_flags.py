@@ -82,6 +82,16 @@ def test_webhook_flags() -> None:
         parse_options([*IN_POD, "--webhook-url=http://127.0.0.1:9444"])
 
 
+def test_webhook_url_alone_turns_the_webhooks_on(capsys: pytest.CaptureFixture[str]) -> None:
+    options = parse_options([*IN_POD, "--webhook-url=https://127.0.0.1:9444"])
+    assert options.enable_webhooks and options.webhook_url == "https://127.0.0.1:9444"
+    assert parse_options([*IN_POD, "--enable-webhooks"]).webhook_url == ""
+    with pytest.raises(SystemExit):
+        parse_options([*IN_POD, "--enable-webhooks=false", "--webhook-url=https://127.0.0.1:1"])
+    err = capsys.readouterr().err
+    assert "--webhook-url" in err and "drop --enable-webhooks=false" in err
+
+
 def test_durations() -> None:
     assert parse_duration("500ms") == 0.5
     assert parse_duration("2m3s") == 123.0
