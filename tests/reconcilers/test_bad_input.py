@@ -14,6 +14,7 @@ from operator_harness import setup_client as operator_setup_client
 from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
+from controller.resource import Resource
 from hack.localcluster.server import LocalCluster
 from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
 from reconcilers.operator.registry import REGISTRATIONS
@@ -22,6 +23,7 @@ NS = "default"
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.0"
 
 Json = dict[str, Any]
+EVENTS = Resource("", "v1", "events", "Event")
 
 
 def service(**fields: Any) -> Json:
@@ -69,7 +71,11 @@ async def test_bad_spec_fails_once_naming_the_field(case: str, cluster: LocalClu
 
                 async def failed() -> bool:
                     obj = await kube.get(GRAPH_DEPLOYMENTS, NS, name)
-                    return (obj.get("status") or {}).get("state") == "failed"
+                    events = (await kube.list(EVENTS, NS))["items"]
+                    # The failure's status, and the Warning event that follows it.
+                    return ((obj.get("status") or {}).get("state") == "failed" and any(
+                        e["involvedObject"].get("name") == name and e["type"] == "Warning"
+                        for e in events))
 
                 await eventually(failed)
                 writes = cluster.stats.writes(user_agent=OPERATOR_AGENT)
