@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import yaml
 from aiohttp import web
 
-from . import admission, conversion, discovery, protobuf, tables
+from . import admission, conversion, discovery, pod_connect, protobuf, tables
 from .admission.webhook_client import WebhookClient
 from .apply import validate_field_manager
 from .errors import (
@@ -72,6 +72,8 @@ class ResourceApi:
         #: Counts the events each watch sends (None: not counted).
         self.stats: RequestStats | None = None
         self._conversions: conversion.ConversionWebhooks | None = None
+        #: pods/log, exec, attach and portforward, handed to the nodes' kubelets.
+        self.pods = pod_connect.PodConnect(ops)
 
     @property
     def conversions(self) -> conversion.ConversionWebhooks:
@@ -151,6 +153,10 @@ class ResourceApi:
         rt = target.rt
         if rt.verbs == CREATE_ONLY:  # a review: answered by the server's own route, if any
             raise method_not_allowed()
+        if rt.kind == "Pod" and not rt.group and target.subresource in pod_connect.SUBRESOURCES \
+                and target.name and target.namespace is not None:
+            return await self.pods.handle(request, rt, target.namespace, target.name,
+                                          target.subresource)
         if target.subresource and not (
             (target.subresource == "status" and rt.has_status)
             or (target.subresource == "scale" and rt.scale is not None)

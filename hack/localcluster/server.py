@@ -89,6 +89,8 @@ class LocalCluster:
         self.api.stats = self.stats
         self.simulation = (Simulation(self.ops, self.config.simulation)
                            if self.config.simulation is not None else None)
+        if self.simulation is not None:
+            self.api.pods.kubelets = self.simulation.kubelets
         self.faults = Faults(self, seed=self.config.fault_seed)
         self.webhooks = admission.Webhooks(self.storage, self.registry)
         self.api.webhooks = self.webhooks

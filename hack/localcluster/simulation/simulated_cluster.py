@@ -23,6 +23,7 @@ from .grove_podclique import PodCliqueController
 from .hpa import HorizontalPodAutoscalerController
 from .jobs import JobController
 from .kubelet import Kubelet
+from .kubelet_api import SimulatedKubelets
 from .leaderworkersets import LeaderWorkerSetController
 from .loop import Context, ControlLoop, LoopRunner
 from .metrics import Metrics
@@ -47,6 +48,8 @@ class Simulation:
         self.nodes = NodeController(self.ctx) if on("nodes") else None
         self.scheduler = Scheduler(self.ctx) if on("scheduler") else None
         self.kubelet = Kubelet(self.ctx) if on("kubelet") else None
+        #: What kube-apiserver reaches on the nodes: logs, exec, port-forward.
+        self.kubelets = SimulatedKubelets(self.kubelet) if self.kubelet is not None else None
         loops: list[ControlLoop | None] = [
             self.nodes, self.scheduler, self.kubelet,
             ReplicaSetController(self.ctx) if on("replicasets") else None,
