@@ -1,6 +1,8 @@
-"""The local API server process: HTTPS, bearer-token auth, request accounting, lifecycle.
+"""The local API server process: HTTPS, authentication, request accounting, lifecycle.
 
-Every token names a user (`users.UserInfo`): the kubeconfig's is the cluster admin, and
+Requests authenticate as kube-apiserver's do: a client certificate of the server's CA (the
+admin kubeconfig's: kubernetes-admin in system:masters, `tls`) or a bearer token. Every token
+names a user (`users.UserInfo`): `ClusterConfig.token` is a static cluster admin, and
 `add_user` makes more (a ServiceAccount's identity for an operator, say). A SelfSubjectReview
 (POST authentication.k8s.io/v1 selfsubjectreviews, `kubectl auth whoami`) answers who the
 caller is, a TokenReview (`token_reviews`) who a token is. The identity reaches admission
@@ -42,7 +44,7 @@ from .simulation.metrics import CONTROL_PATH as METRICS_PATH
 from .storage import Storage
 from .system_controllers import SystemControllers
 from .token_reviews import TOKEN_REVIEWS, token_review
-from .users import ADMIN, UserInfo
+from .users import ADMIN, UserInfo, certificate_user
 
 log = structlog.get_logger("localcluster")
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -193,14 +195,18 @@ class LocalCluster:
         return token
 
     def kubeconfig(self, namespace: str = "default", token: str | None = None) -> dict[str, Any]:
+        """A kubeconfig for this server: the admin's client certificate (CN kubernetes-admin,
+        O system:masters), or a bearer `token` (a ServiceAccount's, one of `add_user`)."""
+        credentials = {"token": token} if token else {
+            "client-certificate-data": base64.b64encode(self.certs.admin_cert_pem).decode(),
+            "client-key-data": base64.b64encode(self.certs.admin_key_pem).decode()}
         return {
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [{"name": "localcluster", "cluster": {
                 "server": self.url,
                 "certificate-authority-data": base64.b64encode(self.certs.ca_pem).decode()}}],
-            "users": [{"name": "localcluster-admin", "user": {
-                "token": token or self.config.token}}],
+            "users": [{"name": "localcluster-admin", "user": credentials}],
             "contexts": [{"name": "localcluster", "context": {
                 "cluster": "localcluster", "user": "localcluster-admin",
                 "namespace": namespace}}],
@@ -253,6 +259,12 @@ class LocalCluster:
                                          request.headers.get("User-Agent", ""), code))
 
     def _authenticate(self, request: web.Request) -> UserInfo | None:
+        """x509 client certificates first, then bearer tokens (kube-apiserver's order)."""
+        transport = request.transport
+        identity = tls.subject_identity(
+            transport.get_extra_info("peercert") if transport is not None else None)
+        if identity is not None:
+            return certificate_user(*identity)
         header = request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer":

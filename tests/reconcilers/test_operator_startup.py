@@ -121,10 +121,11 @@ async def test_not_ready_while_discovery_fails(cluster: LocalCluster, kubeconfig
 
 
 def unknown_token(kubeconfig: Path, tmp_path: Path) -> Path:
-    """A copy of the kubeconfig whose token the API server does not know."""
+    """A copy of the kubeconfig whose only credential is a token the API server does not
+    know (no client certificate)."""
     config = yaml.safe_load(kubeconfig.read_text())
     for user in config["users"]:
-        user["user"]["token"] = "not-a-known-token"
+        user["user"] = {"token": "not-a-known-token"}
     bad = tmp_path / "bad-kubeconfig"
     bad.write_text(yaml.safe_dump(config))
     return bad

@@ -74,7 +74,7 @@ async def test_429_with_retry_after(core: client.CoreV1Api, sim_cluster: LocalCl
         await core.list_namespaced_config_map(NS)
     assert err.value.status == 429
     assert err.value.headers["Retry-After"] == "2"
-    assert '"reason": "TooManyRequests"' in err.value.body
+    assert '"reason":"TooManyRequests"' in err.value.body
     assert rule.hits == 1 and rule not in sim_cluster.faults.rules
     await core.list_namespaced_config_map(NS)  # the rule retired after one hit
     await core.list_namespaced_pod(NS)
