@@ -149,6 +149,8 @@ class SimulatedKubelets:
                        f"runtime (localcluster) cannot {subresource}: container "
                        f'"{container}" of pod {meta["namespace"]}/{meta["name"]} runs no '
                        "process")
+        if not request.headers.get("Upgrade"):
+            raise bad_request("Upgrade request required")
         if not _is_websocket(request):
             return web.Response(status=500, text=problem)
         ws = web.WebSocketResponse(protocols=EXEC_PROTOCOLS)
@@ -167,6 +169,8 @@ class SimulatedKubelets:
     # --- port-forward ----------------------------------------------------------------------
 
     async def port_forward(self, request: web.Request, pod: Json) -> web.StreamResponse:
+        if not request.headers.get("Upgrade"):
+            raise bad_request("Upgrade request required")
         if not _is_websocket(request) or TUNNEL_PROTOCOL not in request.headers.get(
                 "Sec-WebSocket-Protocol", ""):
             raise bad_request("port-forward over a plain SPDY upgrade is not served by the "
