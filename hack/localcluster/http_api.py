@@ -82,6 +82,8 @@ class ResourceApi:
             client = (self.webhooks.client if self.webhooks is not None
                       else WebhookClient(self.ops.storage))
             self._conversions = conversion.ConversionWebhooks(self.ops.storage, client)
+            if self.webhooks is not None:  # admission webhooks of another version
+                self.webhooks.convert = self._conversions.to_version
         return self._conversions
 
     async def _admitted(self, webhooks: admission.RequestAdmission | None,

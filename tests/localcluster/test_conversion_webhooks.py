@@ -24,6 +24,7 @@ from conversion_support import (
     widget,
     widget_crd,
 )
+from webhook_support import TestWebhook, configuration, patch_of, webhook
 
 from controller.client import ClientConfig, KubeClient
 from controller.errors import ApiError
@@ -288,3 +289,28 @@ async def test_a_webhook_behind_a_service(client: KubeClient, cluster: LocalClus
     await client.create(Resource("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
                         endpoints)
     assert (await client.get(WIDGETS_V1, "default", "a"))["spec"] == {"size": 1}
+
+
+async def test_admission_webhooks_of_the_other_version_see_converted_objects(
+        client: KubeClient, kubectl: Kubectl, widgets: ToyConversionWebhook,
+        tmp_path: Path) -> None:
+    admission = await TestWebhook(tmp_path).start()
+    try:
+        admission.answer = lambda request: patch_of([
+            {"op": "replace", "path": "/spec/dimension", "value": 7}])
+        config = {"url": admission.url("/mutate"), "caBundle": admission.ca_bundle}
+        await kubectl("apply", "-f", "-", stdin=configuration(
+            "MutatingWebhookConfiguration", "m", [webhook(
+                "m.example.com", config, groups=["example.com"], resources=["widgets"],
+                rules=[{"apiGroups": ["example.com"], "apiVersions": ["v2"],
+                        "operations": ["CREATE"], "resources": ["widgets"]}])]))
+        created = await client.create(WIDGETS_V1, widget("a", size=3))
+        (request,) = admission.requests
+        assert request["kind"] == {"group": "example.com", "version": "v2", "kind": "Widget"}
+        assert request["requestKind"]["version"] == "v1"
+        assert request["object"]["apiVersion"] == V2
+        assert request["object"]["spec"] == {"dimension": 3}
+        assert created["spec"] == {"size": 7}
+        assert (await client.get(WIDGETS_V2, "default", "a"))["spec"] == {"dimension": 7}
+    finally:
+        await admission.stop()

@@ -26,14 +26,14 @@ import asyncio
 import base64
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..errors import ApiError
 from ..json_copy import copy_json
 from ..patch import json_patch
-from ..registry import Registry
+from ..registry import Registry, ResourceType
 from ..storage import Storage
 from ..users import ADMIN, UserInfo
 from .webhook_client import CallError, WebhookClient
@@ -73,6 +73,9 @@ class Webhooks:
         #: raises to refuse (the RBAC mode's escalation checks). None: nothing to check.
         self.guard: Callable[[UserInfo, Attributes, Json | None, Json | None], None] | None \
             = None
+        #: Converts an object to the version of the given resource type, as a CRD's
+        #: conversion webhook does (None, or a CRD without one: the apiVersion is rewritten).
+        self.convert: Callable[[ResourceType, Json], Awaitable[Json]] | None = None
 
     def request(self, user: UserInfo | None, options: Json) -> RequestAdmission:
         """The admission of one API request by `user`, whose write options are `options`
@@ -143,7 +146,10 @@ class RequestAdmission:
         assert pending.obj is not None
         obj = pending.obj
         for invocation in pending.invocations:
-            response = await self._call(invocation, pending.attrs, obj, pending.old)
+            sent = await self._in_version(invocation, pending.attrs, obj)
+            assert sent is not None
+            response = await self._call(invocation, pending.attrs, sent, await self._in_version(
+                invocation, pending.attrs, pending.old))
             if response is None:
                 continue
             patch = response.get("patch")
@@ -153,23 +159,48 @@ class RequestAdmission:
                                     f" {json.dumps(response.get('patchType', ''))}")
                 try:
                     operations = json.loads(base64.b64decode(patch))
-                    patched = json_patch(obj, operations)
+                    patched = json_patch(sent, operations)
                 except (ValueError, ApiError) as err:
                     raise ApiError(500, "InternalError", f"Internal error occurred: {err}",
                                    {"causes": [{"message": str(err)}]}) from None
                 if not isinstance(patched, dict):
                     raise ApiError(500, "InternalError", "Internal error occurred: the patched"
                                    " object is not a JSON object")
-                obj = patched
+                back = patched if sent is obj else await self._in_version(
+                    invocation, pending.attrs, patched, back=True)
+                assert back is not None
+                obj = back
         return obj
 
     async def _validate(self, pending: AdmissionPending) -> None:
         results = await asyncio.gather(
-            *(self._call(i, pending.attrs, pending.obj, pending.old)
+            *(self._call_in_version(i, pending.attrs, pending.obj, pending.old)
               for i in pending.invocations), return_exceptions=True)
         for result in results:
             if isinstance(result, BaseException):
                 raise result
+
+    async def _call_in_version(self, invocation: Invocation, attrs: Attributes,
+                               obj: Json | None, old: Json | None) -> Json | None:
+        return await self._call(invocation, attrs, await self._in_version(invocation, attrs, obj),
+                                await self._in_version(invocation, attrs, old))
+
+    async def _in_version(self, invocation: Invocation, attrs: Attributes, obj: Json | None,
+                          back: bool = False) -> Json | None:
+        """`obj` in the version the webhook asked for (`back`: from it to the request's), by
+        the CRD's conversion webhook; a failure is kube-apiserver's internal error."""
+        convert = self.webhooks.convert
+        target = attrs.rt if back else invocation.rt
+        if (obj is None or convert is None or attrs.subresource == "scale"
+                or invocation.rt.version == attrs.rt.version
+                or invocation.rt.group != attrs.rt.group):
+            return obj
+        try:
+            return await convert(target, obj)
+        except ApiError as err:
+            message = f"Internal error occurred: {err.message}"
+            raise ApiError(500, "InternalError", message,
+                           {"causes": [{"message": err.message}]}) from None
 
     async def _call(self, invocation: Invocation, attrs: Attributes, obj: Json | None,
                     old: Json | None) -> Json | None:
