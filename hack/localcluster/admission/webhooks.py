@@ -18,6 +18,10 @@ fails the request with 500 `Internal error occurred: failed calling webhook ...`
 failurePolicy Fail and is skipped under Ignore; a dry run refuses (400) a webhook whose
 sideEffects are not None or NoneOnDryRun. Warnings travel back as `Warning` headers, also on
 errors. Reinvocation (reinvocationPolicy IfNeeded) is not done.
+
+A webhook that asked for another version of the resource gets the objects in that version:
+the apiVersion rewritten, or for a CRD converted by webhook, converted by it (`convert`), a
+mutation being converted back; a conversion that fails is a 500 `Internal error occurred`.
 """
 
 from __future__ import annotations
