@@ -488,6 +488,22 @@ TABLE: dict[str, str] = {
         3 status authentication.TokenRequestStatus
     """,
     "authentication.TokenRequestStatus": "1 token string!; 2 expirationTimestamp Time",
+    # kubectl certificate approve|deny (spec.extra, a map of ExtraValue, is not decoded).
+    "certificates.CertificateSigningRequest": """
+        1 metadata meta.ObjectMeta; 2 spec certificates.CertificateSigningRequestSpec;
+        3 status certificates.CertificateSigningRequestStatus
+    """,
+    "certificates.CertificateSigningRequestSpec": """
+        1 request bytes?; 7 signerName string!; 8 expirationSeconds int32!; 5 usages []string;
+        2 username string; 3 uid string; 4 groups []string
+    """,
+    "certificates.CertificateSigningRequestStatus": """
+        1 conditions []certificates.CertificateSigningRequestCondition; 2 certificate bytes
+    """,
+    "certificates.CertificateSigningRequestCondition": """
+        1 type string!; 6 status string!; 2 reason string; 3 message string;
+        4 lastUpdateTime Time; 5 lastTransitionTime Time
+    """,
     "authentication.TokenRequestSpec": """
         1 audiences []string?; 4 expirationSeconds int64; 3 boundObjectRef
         authentication.BoundObjectReference
@@ -559,6 +575,8 @@ KINDS: dict[tuple[str, str], str] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "rbac.ClusterRole",
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "rbac.ClusterRoleBinding",
     ("authentication.k8s.io/v1", "TokenRequest"): "authentication.TokenRequest",
+    ("certificates.k8s.io/v1", "CertificateSigningRequest"):
+        "certificates.CertificateSigningRequest",
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"):
         "authorization.SelfSubjectAccessReview",
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "authorization.SelfSubjectRulesReview",

@@ -16,7 +16,7 @@ from cryptography.x509.oid import NameOID
 from kubernetes_asyncio import client
 
 from hack.localcluster.server import LocalCluster
-from hack.localcluster.testing import eventually
+from hack.localcluster.testing import Kubectl, eventually
 from hack.localcluster.users import service_account
 
 Json = dict[str, Any]
@@ -146,6 +146,15 @@ async def test_certificate_signing_request_records_the_requester_and_approval(
         **approved.json, "status": {"conditions": []}})
     assert removed.status == 422
     assert "may not remove a condition of type Approved" in removed.json["message"]
+
+
+async def test_kubectl_certificate_approve_uses_the_approval_subresource(
+        raw: Raw, kubectl: Kubectl) -> None:
+    await raw.request("POST", CSRS, body={"metadata": {"name": "bob"}, "spec": {
+        "request": _csr_pem(), "signerName": "example.com/signer", "usages": ["client auth"]}})
+    await kubectl("certificate", "approve", "bob")  # a protobuf PUT of .../approval
+    conditions = (await raw.get(f"{CSRS}/bob")).json["status"]["conditions"]
+    assert [(c["type"], c["reason"]) for c in conditions] == [("Approved", "KubectlApprove")]
 
 
 async def test_csi_storage_capacity_is_stored(raw: Raw) -> None:
