@@ -19,7 +19,7 @@ Conversion decisions, field by field (v1alpha1 -> v1beta1):
 from __future__ import annotations
 
 from api.conversion.pod_template import HUB_KEYS, SPOKE_KEYS, pod_to_hub, pod_to_spoke
-from api.conversion.rules import Rule, nested, projection, rename, same
+from api.conversion.rules import Rule, lifted, nested, projection, rename, same
 from api.kube import Json
 
 __all__ = ["COMPONENT_DEPLOYMENT_SPEC_RULES", "REPLICA_STATUS_RULES", "SHARED_SPEC_RULES"]
@@ -67,18 +67,6 @@ def _shm_to_spoke(hub: Json) -> Json:
     return {"sharedMemory": {"disabled": True} if size in ("0", 0) else {"size": size}}
 
 
-def _experimental_to_hub(spoke: Json) -> Json:
-    features = {k: spoke[k] for k in EXPERIMENTAL if k in spoke}
-    return {"experimental": features} if features else {}
-
-
-def _experimental_to_spoke(hub: Json) -> Json:
-    features = hub.get("experimental")
-    if not isinstance(features, dict):
-        return {}
-    return {k: features[k] for k in EXPERIMENTAL if k in features}
-
-
 SHARED_SPEC_RULES: list[Rule] = [
     *same(
         "replicas",
@@ -92,7 +80,7 @@ SHARED_SPEC_RULES: list[Rule] = [
     projection(("componentType", "subComponentType"), ("type",), _type_to_hub, _type_to_spoke),
     projection(("scalingAdapter",), ("scalingAdapter",), _adapter_to_hub, _adapter_to_spoke),
     projection(("sharedMemory",), ("sharedMemorySize",), _shm_to_hub, _shm_to_spoke),
-    projection(EXPERIMENTAL, ("experimental",), _experimental_to_hub, _experimental_to_spoke),
+    lifted("experimental", EXPERIMENTAL),
 ]
 
 COMPONENT_DEPLOYMENT_SPEC_RULES: list[Rule] = [

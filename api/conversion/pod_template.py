@@ -169,20 +169,26 @@ def _take_apart(template: Json, sidecar_name: Any) -> Json:
     if not isinstance(containers, list) or not all(isinstance(c, dict) for c in containers):
         return {}
     out: Json = {}
-    pod_metadata = {k: metadata[k] for k in ("labels", "annotations") if k in metadata}
+    pod_metadata = {
+        k: metadata[k] for k in ("labels", "annotations") if _string_map(metadata.get(k))
+    }
     if pod_metadata:
         out["extraPodMetadata"] = pod_metadata
     rest = list(containers)
     main = _pop_named(rest, MAIN)
     sidecar = _pop_named(rest, sidecar_name) if isinstance(sidecar_name, str) else None
     if sidecar is not None:
-        out["frontendSidecar"] = _frontend_spec(sidecar)
+        spec_of_sidecar = _frontend_spec(sidecar)
+        if spec_of_sidecar is None:
+            rest.append(sidecar)
+        else:
+            out["frontendSidecar"] = spec_of_sidecar
     extra: Json = {k: v for k, v in spec.items() if k != "containers"}
     if rest:
         extra["containers"] = rest
     if main is not None:
         main = {k: v for k, v in main.items() if k != "name"}
-        if "env" in main:
+        if _dicts_only(main.get("env")):
             out["envs"] = main.pop("env")
         secret = _env_secret(main)
         if secret is not None:
@@ -191,7 +197,7 @@ def _take_apart(template: Json, sidecar_name: Any) -> Json:
         if mounts:
             out["volumeMounts"] = mounts
         for probe in _PROBES:
-            if probe in main:
+            if isinstance(main.get(probe), dict):
                 out[probe] = main.pop(probe)
         resources = _resources_to_spoke(main.get("resources"))
         if resources is not None:
@@ -211,7 +217,7 @@ def _env_secret(main: Json) -> Any:
         return None
     last = env_from[-1]
     ref = last.get("secretRef") if isinstance(last, dict) and len(last) == 1 else None
-    if not isinstance(ref, dict) or set(ref) != {"name"}:
+    if not isinstance(ref, dict) or set(ref) != {"name"} or not isinstance(ref["name"], str):
         return None
     rest = env_from[:-1]
     if rest:
@@ -253,18 +259,32 @@ def _pvc_mounts(main: Json, spec: Json) -> list[Json]:
     return taken
 
 
-def _frontend_spec(container: Json) -> Json:
-    out: Json = {"image": container.get("image", "")}
+def _frontend_spec(container: Json) -> Json | None:
+    """v1alpha1's frontendSidecar for the named container, or None when its image, args or
+    env have shapes v1alpha1 cannot hold."""
+    image = container.get("image", "")
+    args = container.get("args", [])
+    if not isinstance(image, str) or not isinstance(args, list):
+        return None
+    if not all(isinstance(a, str) for a in args) or not _dicts_only(container.get("env", [])):
+        return None
+    out: Json = {"image": image}
     if "args" in container:
-        out["args"] = container["args"]
+        out["args"] = args
     if "env" in container:
         out["envs"] = container["env"]
-    env_from = container.get("envFrom")
-    if isinstance(env_from, list) and len(env_from) == 1:
-        ref = _dict(_dict(env_from[0]).get("secretRef"))
-        if "name" in ref:
-            out["envFromSecret"] = ref["name"]
+    secret = _env_secret(dict(container))
+    if secret is not None and isinstance(secret, str):
+        out["envFromSecret"] = secret
     return out
+
+
+def _string_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+def _dicts_only(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, dict) for v in value)
 
 
 def _resources_to_spoke(resources: Any) -> Json | None:
@@ -287,6 +307,8 @@ def _resources_to_spoke(resources: Any) -> Json | None:
             item["custom"] = custom
         out[side] = item
     if "claims" in resources:
+        if not _dicts_only(resources["claims"]):
+            return None
         out["claims"] = resources["claims"]
     return out
 

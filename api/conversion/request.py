@@ -77,8 +77,15 @@ def _overrides_to_hub(spoke: Json) -> Json:
 
 def _overrides_to_spoke(hub: Json) -> Json:
     metadata = _dict(_dict(_dict(hub.get("overrides")).get("dgd")).get("metadata"))
-    overrides = {k: metadata[k] for k in _OVERRIDE_METADATA if k in metadata}
+    overrides = {k: metadata[k] for k in _OVERRIDE_METADATA if _fits(k, metadata.get(k))}
     return {"deploymentOverrides": overrides} if overrides else {}
+
+
+def _fits(key: str, value: Any) -> bool:
+    """Whether deploymentOverrides can hold this metadata value (strings, string maps)."""
+    if key in ("name", "namespace"):
+        return isinstance(value, str)
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
 
 
 def _state_to_hub(spoke: Json) -> Json:
@@ -99,7 +106,7 @@ def _state_to_hub(spoke: Json) -> Json:
 def _state_to_spoke(hub: Json) -> Json:
     out: Json = {}
     phase = hub.get("phase")
-    if "phase" in hub:
+    if isinstance(phase, str):
         out["state"] = "Ready" if phase == "Deployed" else phase
     deployment: Json = {}
     if "dgdName" in hub:

@@ -30,6 +30,7 @@ __all__ = [
     "Step",
     "convert_fields",
     "keyed_map",
+    "lifted",
     "nested",
     "present",
     "projection",
@@ -127,6 +128,31 @@ def nested(spoke: str, hub: str, rules: Sequence[Rule]) -> Rule:
         return step
 
     return Rule((spoke,), (hub,), run(spoke, hub, True), run(hub, spoke, False))
+
+
+def lifted(hub: str, spoke: tuple[str, ...]) -> Rule:
+    """Fields at the top of the spoke that the hub groups in one object `hub` (which may hold
+    more: those hub-only fields, and an empty object, are saved in the hub payload)."""
+
+    def to_hub(src: Json, restored: Json) -> tuple[Json, Json]:
+        inner = {k: copy_json(src[k]) for k in spoke if k in src}
+        saved = restored.get(hub)
+        if isinstance(saved, dict):
+            inner.update({k: copy_json(v) for k, v in saved.items() if k not in spoke})
+            return {hub: inner}, {}
+        return ({hub: inner} if inner else {}), {}
+
+    def to_spoke(src: Json, restored: Json) -> tuple[Json, Json]:
+        if hub not in src:
+            return {}, {}
+        value = src[hub]
+        if not isinstance(value, dict):
+            return {}, {hub: copy_json(value)}
+        inner = {k: copy_json(value[k]) for k in spoke if k in value}
+        extras = {k: copy_json(v) for k, v in value.items() if k not in spoke}
+        return inner, ({hub: extras} if extras or not inner else {})
+
+    return Rule(spoke, (hub,), to_hub, to_spoke)
 
 
 def keyed_map(spoke: str, hub: str, rules: Sequence[Rule]) -> Rule:

@@ -132,7 +132,10 @@ class OverridesSpec:
 class DynamoGraphDeploymentRequestSpec:
     """Desired state of a DynamoGraphDeploymentRequest."""
 
-    model: str = field(metadata=doc("Model to deploy (HuggingFace ID or name).", min_length=1))
+    model: str | None = field(
+        default=None,
+        metadata=doc("Model to deploy (HuggingFace ID or name).", required=True, min_length=1),
+    )
     image: str | None = field(default=None, metadata=doc("Image of the profiling job."))
     runtime_version_override: str | None = field(
         default=None, metadata=doc("Dynamo runtime version of an image without a version tag.")
@@ -226,7 +229,8 @@ class DynamoGraphDeploymentRequest:
     kind: str = field(default="DynamoGraphDeploymentRequest", metadata=doc("Kind of this object."))
     metadata: ObjectMeta = field(factory=dict, metadata=doc(""))
     spec: DynamoGraphDeploymentRequestSpec = field(
-        metadata=doc("Desired state of the request.", required=True)
+        factory=DynamoGraphDeploymentRequestSpec,
+        metadata=doc("Desired state of the request.", required=True),
     )
     status: DynamoGraphDeploymentRequestStatus | None = field(
         default=None, metadata=doc("Observed state of the request.")
