@@ -73,6 +73,9 @@ _CORE_FIELDS: dict[tuple[str, str], frozenset[str]] = {
     ("", "Service"): frozenset(
         {"metadata.namespace", "metadata.name", "spec.clusterIP", "spec.type"}
     ),
+    ("certificates.k8s.io", "CertificateSigningRequest"): frozenset(
+        {"metadata.name", "spec.signerName"}
+    ),
 }
 
 

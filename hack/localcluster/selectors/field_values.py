@@ -132,4 +132,6 @@ def object_fields(
         fields["status.successful"] = str(int(status.get("succeeded") or 0))
     elif key == ("apps", "ReplicaSet"):
         fields["status.replicas"] = str(int(status.get("replicas") or 0))
+    elif key == ("certificates.k8s.io", "CertificateSigningRequest"):
+        fields["spec.signerName"] = _text(spec.get("signerName"))
     return fields

@@ -155,6 +155,8 @@ async def test_kubectl_certificate_approve_uses_the_approval_subresource(
     await kubectl("certificate", "approve", "bob")  # a protobuf PUT of .../approval
     conditions = (await raw.get(f"{CSRS}/bob")).json["status"]["conditions"]
     assert [(c["type"], c["reason"]) for c in conditions] == [("Approved", "KubectlApprove")]
+    by_signer = await raw.get(CSRS, params={"fieldSelector": "spec.signerName=example.com/signer"})
+    assert [c["metadata"]["name"] for c in by_signer.json["items"]] == ["bob"]
 
 
 async def test_csi_storage_capacity_is_stored(raw: Raw) -> None:
