@@ -10,11 +10,11 @@ The event wordings, by controller:
 
 * ReplicaSet and Job (pkg/controller `RealPodControl`): `FailedCreate`,
   `Error creating: <error>`;
-* StatefulSet, which a LeaderWorkerSet creates its pods through (`recordPodEvent`):
-  `FailedCreate`, `create Pod <pod> in StatefulSet <set> failed error: <error>`, from
-  `statefulset-controller`; there are no StatefulSets here, so the event is about the
-  LeaderWorkerSet (the set is named as the real one would be: the LWS for leaders, the leader
-  pod for its workers);
+* StatefulSet (`recordPodEvent`, see `statefulsets`): `FailedCreate`, `create Pod <pod> in
+  StatefulSet <set> failed error: <error>`, from `statefulset-controller`; a LeaderWorkerSet,
+  which creates its pods through StatefulSets in a real cluster, owns them directly here, so
+  its event is about the LeaderWorkerSet (the set is named as the real one would be: the LWS
+  for leaders, the leader pod for its workers);
 * Grove's PodClique: `PodCreateFailed`, `Error creating pod <pod.Name>: <error>` (the name is
   empty for a generateName pod the server refused).
 """
