@@ -30,10 +30,12 @@ from .handlers import ALL, Mapper, Predicate, requests_for_object, requests_for_
 from .informer import Transform, WatchSettings, compact_object
 from .leader_election import LeaderElectionConfig, LeaderElector
 from .metrics import Metrics
+from .metrics_auth import DelegatedAuth, metrics_tls
 from .ratelimit import RateLimiter
 from .reconcile import Reconciler, Request, RequestFilter
 from .resource import Resource
 from .status_server import METRICS_PATHS, PROBE_PATHS, StatusServer
+from .webhook import TLSConfig
 
 log = structlog.get_logger("controller.manager")
 
@@ -70,6 +72,11 @@ class ManagerConfig:
     metrics_port: int | None = None
     #: False: no /metrics at all (controller-runtime's `--metrics-bind-address=0`).
     metrics_enabled: bool = True
+    #: /metrics over HTTPS for callers the API server authorises (`metrics_auth`); needs the
+    #: separate listener (`metrics_port`), since the kubelet probes without a token.
+    metrics_secure: bool = False
+    #: tls.crt and tls.key of the secure /metrics (None or absent files: self-signed).
+    metrics_cert_dir: Path | None = None
     leader_election: LeaderElectionConfig | None = None
     graceful_shutdown_timeout: float = 30.0
     cache_sync_timeout: float = 120.0
@@ -92,6 +99,7 @@ class Manager:
         self._runnables: list[tuple[str, Callable[[], Awaitable[None]]]] = []
         self._readiness: list[Callable[[], bool]] = []
         self.metrics_server: StatusServer | None = None
+        self._metrics_tls: TLSConfig | None = None
         if not config.metrics_enabled:
             self.status = StatusServer(metrics.registry, self._ready, config.status_host,
                                        config.status_port, paths=PROBE_PATHS)
@@ -104,6 +112,12 @@ class Manager:
             self.metrics_server = StatusServer(metrics.registry, self._ready,
                                                config.metrics_host, config.metrics_port,
                                                paths=METRICS_PATHS)
+        if config.metrics_secure:
+            if self.metrics_server is None:
+                raise ValueError("secure metrics need their own listener (metrics_port)")
+            self._metrics_tls = metrics_tls(config.metrics_cert_dir)
+            self.metrics_server.ssl_context = self._metrics_tls.server_context()
+            self.metrics_server.guard = DelegatedAuth(client).refusal
         self._stop = asyncio.Event()
         self._log = log.bind(identity=config.leader_election.identity
                              if config.leader_election else "")
@@ -197,6 +211,8 @@ class Manager:
     async def stop_servers(self) -> None:
         for server in self._servers():
             await server.stop()
+        if self._metrics_tls is not None:
+            self._metrics_tls.close()
 
     def _ready(self) -> bool:
         return self.cache.has_synced and all(check() for check in self._readiness)
@@ -206,7 +222,6 @@ class Manager:
     async def run(self) -> None:
         """Run until `stop()`; raises LeadershipLost if the lease was lost."""
         self._log.info("starting manager")
-        servers = self._servers()
         clean = False
         try:
             await self.start_servers()
@@ -232,8 +247,7 @@ class Manager:
         finally:
             for hook in self._stop_hooks:
                 await self._run_hook(hook, clean)
-            for server in servers:
-                await server.stop()
+            await self.stop_servers()
             await self.client.close()
 
     async def _run_hook(self, hook: StopHook, clean: bool) -> None:

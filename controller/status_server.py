@@ -2,12 +2,14 @@
 
 One server serves all three paths unless the manager is given a separate metrics address, as
 controller-runtime's health-probe and metrics listeners are separate; then each server serves
-only its own paths.
+only its own paths. /metrics may be served over TLS and behind a guard that refuses callers
+(`controller.metrics_auth`); the probes stay open, as the kubelet calls them without a token.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+import ssl
+from collections.abc import Awaitable, Callable, Collection
 
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -15,6 +17,8 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_l
 ALL_PATHS = ("healthz", "readyz", "metrics")
 PROBE_PATHS = ("healthz", "readyz")
 METRICS_PATHS = ("metrics",)
+#: Looks at a /metrics request: None lets it through, a response refuses it.
+Guard = Callable[[web.Request], Awaitable[web.Response | None]]
 
 
 class StatusServer:
@@ -22,8 +26,11 @@ class StatusServer:
 
     def __init__(self, registry: CollectorRegistry, ready: Callable[[], bool],
                  host: str = "0.0.0.0", port: int = 8081,
-                 paths: Collection[str] = ALL_PATHS) -> None:
+                 paths: Collection[str] = ALL_PATHS, *, guard: Guard | None = None,
+                 ssl_context: ssl.SSLContext | None = None) -> None:
         self.registry = registry
+        self.guard = guard
+        self.ssl_context = ssl_context
         self.ready = ready
         self.host = host
         self.port = port
@@ -41,7 +48,8 @@ class StatusServer:
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
                                      shutdown_timeout=1.0)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
+        site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True,
+                           ssl_context=self.ssl_context)
         await site.start()
         if self.port == 0:
             self.port = self._runner.addresses[0][1]
@@ -60,5 +68,9 @@ class StatusServer:
         return web.Response(status=500, text="caches not synced")
 
     async def _metrics(self, request: web.Request) -> web.Response:
+        if self.guard is not None:
+            refused = await self.guard(request)
+            if refused is not None:
+                return refused
         body = generate_latest(self.registry)
         return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE_LATEST})

@@ -130,7 +130,7 @@ class OperatorProcess:
                 "--leader-election-renew-deadline", "2s",
                 "--leader-election-retry-period", "0.5s",
                 "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
-                "--metrics-bind-address", f"127.0.0.1:{free_port()}",
+                "--metrics-bind-address", f"127.0.0.1:{free_port()}", "--metrics-secure=false",
                 "--kube-api-qps", "0", "--log-format", "json", *self.extra]
         with self.log_path.open("ab") as log:
             self.proc = await asyncio.create_subprocess_exec(

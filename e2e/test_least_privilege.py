@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 import yaml
 from e2e_support import EXAMPLES, ROOT, Env, OperatorProcess, eventually, free_port
@@ -186,8 +187,10 @@ async def test_the_operator_needs_nothing_beyond_the_charts_rbac(
     assert local.authorizer is not None
     local.authorizer.on_decision = lambda u, a, d: usage.record(u, a, d.allowed)
     local.authorizer.on_grant = usage.grant
+    metrics_port = free_port()
     operator = OperatorProcess(kubeconfig, RELEASE_NS, tmp_path / "operator.log", "op",
-                               chart_args(docs, webhook_port))
+                               [*chart_args(docs, webhook_port),
+                                f"--metrics-bind-address=127.0.0.1:{metrics_port}"])
     await operator.start()
     try:
         await _webhook_ready(env)
@@ -195,6 +198,7 @@ async def test_the_operator_needs_nothing_beyond_the_charts_rbac(
         await _scaling(env)
         await _planner(env)
         await _more_kinds(env)
+        await _metrics(admin, metrics_port, local)
     finally:
         await operator.kill(signal.SIGTERM)
         print(f"--- operator log (tail) ---\n{operator.tail()}")
@@ -207,6 +211,41 @@ async def test_the_operator_needs_nothing_beyond_the_charts_rbac(
     assert not forbidden, forbidden
     assert not unused, ("rules of the chart that this run did not use: exercise them here, or"
                         f" remove them from the chart: {unused}")
+
+
+async def _metrics(admin: Kubectl, port: int, local: LocalCluster) -> None:
+    """The chart's secure /metrics: the operator checks each scraper's token and rights with
+    the API server (its metrics-auth ClusterRole); the metrics-reader role lets one in."""
+    for name in ("scraper", "nobody"):
+        await admin("create", "serviceaccount", name, "-n", RELEASE_NS)
+    await admin("create", "clusterrolebinding", "scraper", f"--clusterrole={RELEASE}-"
+                "dynamo-operator-metrics-reader", f"--serviceaccount={RELEASE_NS}:scraper")
+    tokens = {name: (await admin("create", "token", name, "-n", RELEASE_NS)).strip()
+              for name in ("scraper", "nobody")}
+
+    async def scrape(token: str | None) -> tuple[int, str]:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        async with aiohttp.ClientSession() as session, session.get(
+                f"https://127.0.0.1:{port}/metrics", headers=headers, ssl=False,
+                timeout=aiohttp.ClientTimeout(total=10)) as response:
+            return response.status, await response.text()
+
+    status, body = await scrape(tokens["scraper"])
+    assert status == 200 and "controller_runtime_reconcile_total" in body, (status, body)
+    assert await scrape(None) == (401, "Unauthorized\n")
+    assert await scrape("not-a-token") == (401, "Unauthorized\n")
+    assert await scrape(tokens["nobody"]) == (
+        403, f"Authorization denied for user system:serviceaccount:{RELEASE_NS}:nobody\n")
+
+    def reviews() -> int:
+        return sum(local.stats.count(verbs=frozenset({"create"}), resource=r,
+                                     user_agent="dynamo-operator")
+                   for r in ("tokenreviews.authentication.k8s.io",
+                             "subjectaccessreviews.authorization.k8s.io"))
+    before = reviews()
+    for _ in range(3):  # a scraper's token and rights are remembered, as the filter does
+        assert (await scrape(tokens["scraper"]))[0] == 200
+    assert reviews() == before > 0
 
 
 async def _webhook_ready(env: Env) -> None:

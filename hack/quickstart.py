@@ -79,7 +79,7 @@ class Quickstart:
             [str(BIN / "dynamo-operator"), "--kubeconfig", str(self.kubeconfig),
              "--leader-election-namespace", "default", "--log-format", "console",
              "--health-probe-bind-address", f"127.0.0.1:{probe}",
-             "--metrics-bind-address", f"127.0.0.1:{free_port()}",
+             "--metrics-bind-address", f"127.0.0.1:{free_port()}", "--metrics-secure=false",
              "--enable-webhooks", "--webhook-port", str(webhook), "--webhook-url", url],
             stdout=log, stderr=log, env=env))
         print(f"operator started; its log: {self.dir / 'operator.log'}", flush=True)

@@ -68,7 +68,7 @@ async def start_operator(kubeconfig: Path, log_path: Path, webhooks: bool
     probes, port = free_port(), free_port()
     args = ["--kubeconfig", str(kubeconfig), "--leader-elect=false", "--log-format", "json",
             "--health-probe-bind-address", f"127.0.0.1:{probes}",
-            "--metrics-bind-address", f"127.0.0.1:{free_port()}"]
+            "--metrics-bind-address", f"127.0.0.1:{free_port()}", "--metrics-secure=false"]
     if webhooks:
         args += ["--enable-webhooks", "--webhook-port", str(port),
                  "--webhook-url", f"https://127.0.0.1:{port}"]

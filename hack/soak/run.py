@@ -158,7 +158,7 @@ class Soak:
                 "--leader-election-renew-deadline", "10s",
                 "--leader-election-retry-period", "2s",
                 "--health-probe-bind-address", f"127.0.0.1:{probes}",
-                "--metrics-bind-address", f"127.0.0.1:{metrics}",
+                "--metrics-bind-address", f"127.0.0.1:{metrics}", "--metrics-secure=false",
                 stdout=asyncio.subprocess.DEVNULL, stderr=log, env=env)
         replica = Replica(name, proc, probes, metrics)
         self.replicas.append(replica)

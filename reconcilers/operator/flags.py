@@ -59,6 +59,11 @@ class OperatorOptions:
     health_probe_address: Address = field(default_factory=lambda: Address("", 8081))
     #: None: metrics off (`--metrics-bind-address=0`, as controller-runtime has it).
     metrics_address: Address | None = field(default_factory=lambda: Address("", 8080))
+    #: /metrics over HTTPS for callers the API server authorises (TokenReview and
+    #: SubjectAccessReview), as the original serves it; False: plain HTTP, open, for local use.
+    metrics_secure: bool = True
+    #: tls.crt and tls.key for the secure /metrics (unset or absent: self-signed).
+    metrics_cert_path: Path | None = None
     default_workers: int = 1
     workers: dict[str, int] = field(default_factory=dict)
     discovery_backend: str = OperatorSettings.discovery_backend
@@ -208,7 +213,7 @@ def _bool_flag(parser: argparse._ActionsContainer, name: str, default: bool, hel
 _D = OperatorOptions()
 #: Accepted, not used yet: the original's Helm chart passes them.
 _UNUSED_VALUE_FLAGS: tuple[str, ...] = ()
-_UNSUPPORTED_BOOL_FLAGS = ("--metrics-secure", "--enable-http2",
+_UNSUPPORTED_BOOL_FLAGS = ("--enable-http2",
                            "--virtual-service-supports-https")
 
 
@@ -254,6 +259,12 @@ def build_parser() -> argparse.ArgumentParser:
     servers.add_argument("--metrics-bind-address", type=parse_metrics_address,
           default=_D.metrics_address,
           help="address of /metrics; 0 turns metrics off [:8080]")
+    _bool_flag(servers, "--metrics-secure", _D.metrics_secure,
+               "serve /metrics over HTTPS to callers allowed to get the non-resource URL "
+               "/metrics (TokenReview and SubjectAccessReview); false: plain HTTP, open to "
+               "anyone who reaches the port [true]")
+    servers.add_argument("--metrics-cert-path", type=Path, default=None,
+          help="directory with tls.crt and tls.key for the secure /metrics [self-signed]")
 
     hooks = p.add_argument_group("admission webhooks")
     # None when not given: --webhook-url alone turns the webhooks on.
@@ -413,6 +424,7 @@ def parse_options(argv: Sequence[str]) -> OperatorOptions:
         retry_period=a.leader_election_retry_period,
         health_probe_address=a.health_probe_bind_address,
         metrics_address=a.metrics_bind_address,
+        metrics_secure=a.metrics_secure, metrics_cert_path=a.metrics_cert_path,
         default_workers=default_workers, workers=workers,
         discovery_backend=a.discovery_backend, nats_address=a.nats_address,
         etcd_address=a.etcd_address, model_express_url=a.model_express_url,

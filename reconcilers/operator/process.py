@@ -88,6 +88,8 @@ def manager_config(options: OperatorOptions) -> ManagerConfig:
         metrics_host=(options.metrics_address.host if options.metrics_address else "") or "0.0.0.0",
         metrics_port=options.metrics_address.port if options.metrics_address else None,
         metrics_enabled=options.metrics_address is not None,
+        metrics_secure=options.metrics_secure and options.metrics_address is not None,
+        metrics_cert_dir=options.metrics_cert_path,
         by_object=cache_transforms(), label_selectors=cache_label_selectors(),
         leader_election=election)
 

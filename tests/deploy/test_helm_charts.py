@@ -106,14 +106,27 @@ def test_no_wildcard_rules(name: str) -> None:
         assert rule["verbs"], (role, rule)
 
 
-def test_restricted_mode_has_no_cluster_wide_grant_but_the_webhook_ca() -> None:
+def test_restricted_mode_has_no_cluster_wide_grant_but_the_webhook_ca_and_reviews() -> None:
     docs = render(*VALUE_SETS["restricted-everything"])
-    cluster_roles = [d for d in docs if d["kind"] == "ClusterRole"]
-    assert [r["metadata"]["name"] for r in cluster_roles] == ["dynamo-operator-webhook-ca"]
-    assert cluster_roles[0]["rules"] == [{
-        "apiGroups": ["admissionregistration.k8s.io"],
-        "resources": ["validatingwebhookconfigurations"], "verbs": ["get", "patch"],
-        "resourceNames": ["dynamo-operator-validating"]}]
+    cluster_roles = {d["metadata"]["name"]: d["rules"] for d in docs
+                     if d["kind"] == "ClusterRole"}
+    assert cluster_roles == {
+        "dynamo-operator-webhook-ca": [{
+            "apiGroups": ["admissionregistration.k8s.io"],
+            "resources": ["validatingwebhookconfigurations"], "verbs": ["get", "patch"],
+            "resourceNames": ["dynamo-operator-validating"]}],
+        # Who scrapes /metrics: the reviews are cluster-scoped, and reveal nothing stored.
+        "dynamo-operator-metrics-auth": [
+            {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"],
+             "verbs": ["create"]},
+            {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"],
+             "verbs": ["create"]}],
+        # For the scraper, bound to nothing by the chart.
+        "dynamo-operator-metrics-reader": [{"nonResourceURLs": ["/metrics"],
+                                            "verbs": ["get"]}],
+    }
+    bindings = {d["roleRef"]["name"] for d in docs if d["kind"] == "ClusterRoleBinding"}
+    assert "dynamo-operator-metrics-reader" not in bindings
     [manager] = [d for d in docs if d["kind"] == "Role"
                  and d["metadata"]["name"] == "dynamo-operator-manager"]
     assert manager["metadata"]["namespace"] == NAMESPACE
@@ -296,5 +309,6 @@ def test_every_resource_the_code_names_has_a_rule() -> None:
     assert len(named) > 20
     rules = [rule for _, rule in rules_of(render(*VALUE_SETS["everything"]))]
     for resource in named:
-        assert any(resource.group in r["apiGroups"] and resource.plural in r["resources"]
+        assert any(resource.group in r.get("apiGroups", ())
+                   and resource.plural in r.get("resources", ())
                    for r in rules), f"no rule for {resource.plural}.{resource.group}"

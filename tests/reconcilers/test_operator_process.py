@@ -48,7 +48,7 @@ async def test_operator_process(kube: KubeClient, kubeconfig: Path, tmp_path: Pa
             sys.executable, "-m", "reconcilers.operator", "--kubeconfig", str(kubeconfig),
             "--leader-election-namespace", NS, "--log-format", "json",
             "--health-probe-bind-address", f"127.0.0.1:{probes}",
-            "--metrics-bind-address", f"127.0.0.1:{metrics}",
+            "--metrics-bind-address", f"127.0.0.1:{metrics}", "--metrics-secure=false",
             stdout=asyncio.subprocess.DEVNULL, stderr=log, env=env)
     try:
         async def ready() -> bool:

@@ -29,7 +29,8 @@ async def start_operator(kubeconfig: Path, log_path: Path, probes: int,
             sys.executable, "-m", "reconcilers.operator", "--kubeconfig", str(kubeconfig),
             "--leader-election-namespace", NS, "--log-format", "json",
             "--health-probe-bind-address", f"127.0.0.1:{probes}",
-            "--metrics-bind-address", f"127.0.0.1:{free_port()}", *extra,
+            "--metrics-bind-address", f"127.0.0.1:{free_port()}", "--metrics-secure=false",
+            *extra,
             stdout=asyncio.subprocess.DEVNULL, stderr=log, env=env)
 
 

@@ -94,7 +94,7 @@ async def test_secret_values_never_reach_logs_events_or_metrics(kubeconfig: Path
             "--leader-election-namespace", NS, "--log-format", "json", "--log-level", "debug",
             "--mpi-run-ssh-secret-namespace", SOURCE_NS,
             "--health-probe-bind-address", f"127.0.0.1:{probes}",
-            "--metrics-bind-address", f"127.0.0.1:{metrics}",
+            "--metrics-bind-address", f"127.0.0.1:{metrics}", "--metrics-secure=false",
             stdout=asyncio.subprocess.DEVNULL, stderr=log, env=env)
     try:
         async def ready() -> bool:

@@ -195,6 +195,7 @@ def operator_command(args: argparse.Namespace, kubeconfig: Path, size: int,
             "--log-level", "warning",
             "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
             "--metrics-bind-address", f"127.0.0.1:{metrics_port or free_port()}",
+            "--metrics-secure=false",
             "--max-concurrent-reconciles", str(args.workers),
             "--kube-api-qps", str(args.qps)]
 
