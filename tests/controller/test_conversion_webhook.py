@@ -25,6 +25,7 @@ from controller.crd_conversion import (
     service_client_config,
     url_client_config,
 )
+from controller.resource import Resource
 from controller.webhook import TLSConfig, WebhookMetrics, WebhookServer
 from controller.webhook_certs import SECRETS, ManagedCertificates
 
@@ -188,3 +189,38 @@ async def test_the_keeper_writes_spec_conversion_once_and_certificates_keep_its_
     assert (await client.get(CRDS, None, name))["metadata"]["resourceVersion"] == \
         crd["metadata"]["resourceVersion"]
     tls.close()
+
+
+async def test_the_api_server_converts_through_the_kept_stanza(client: KubeClient) -> None:
+    """Everything together: certificates made and kept in a Secret, the stanza written with
+    their CA, and the API server converting through the webhook server."""
+    crd = _two_versions()
+    crd["spec"]["versions"][0]["storage"], crd["spec"]["versions"][1]["storage"] = False, True
+    await client.create(CRDS, crd)
+    tls = TLSConfig()
+    registry = CollectorRegistry()
+    server = WebhookServer(tls, WebhookMetrics(registry), host="127.0.0.1", port=0)
+    conversion = ConversionWebhook(ConversionMetrics(registry))
+    conversion.register("test.example.com", rename_size)
+    server.route("/convert", conversion.handle)
+    await server.start()
+    name = "widgets.test.example.com"
+    certs = ManagedCertificates(client, tls, "default", "conv-cert", ["localhost"],
+                                ["127.0.0.1"], conversion_crds=[name])
+    keeper = ConversionKeeper(client, [name],
+                              url_client_config(f"https://127.0.0.1:{server.port}/convert"),
+                              lambda: certs.ca_pem or None, keeps_ca_bundle=False)
+    try:
+        await certs.sync()
+        assert await keeper.ensure()
+        v1 = Resource("test.example.com", "v1", "widgets", "Widget")
+        v2 = Resource("test.example.com", "v2", "widgets", "Widget")
+        created = await client.create(v1, {**_widget("a", size=2), "metadata": {
+            "name": "a", "namespace": "default"}})
+        assert created["spec"] == {"size": 2}
+        assert (await client.get(v2, "default", "a"))["spec"] == {"dimension": 2}
+        assert (await client.get(v1, "default", "a"))["spec"] == {"size": 2}
+        assert conversion.metrics.requests.labels("/convert", V2, "success")._value.get() == 1
+    finally:
+        await server.stop()
+        tls.close()
