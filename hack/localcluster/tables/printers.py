@@ -11,6 +11,7 @@ from . import (
     printers_autoscaling,
     printers_batch,
     printers_cluster,
+    printers_cluster_apis,
     printers_core,
     printers_events,
     printers_networking,
@@ -31,4 +32,5 @@ PRINTERS: dict[tuple[str, str], Printer] = {
     **printers_networking.PRINTERS,
     **printers_autoscaling.PRINTERS,
     **printers_cluster.PRINTERS,
+    **printers_cluster_apis.PRINTERS,
 }

@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from conformance_support import Raw, install_crd
+from conformance_support import TABLE, Raw, install_crd
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -157,6 +157,25 @@ async def test_kubectl_certificate_approve_uses_the_approval_subresource(
     assert [(c["type"], c["reason"]) for c in conditions] == [("Approved", "KubectlApprove")]
     by_signer = await raw.get(CSRS, params={"fieldSelector": "spec.signerName=example.com/signer"})
     assert [c["metadata"]["name"] for c in by_signer.json["items"]] == ["bob"]
+
+
+async def test_tables_of_the_new_kinds_have_kubectls_columns(raw: Raw) -> None:
+    api_services = (await raw.get("/apis/apiregistration.k8s.io/v1/apiservices/v1.apps",
+                                  accept=TABLE)).json
+    assert [c["name"] for c in api_services["columnDefinitions"]] == [
+        "Name", "Service", "Available", "Age"]
+    assert api_services["rows"][0]["cells"][:3] == ["v1.apps", "Local", "True"]
+    await raw.request("POST", CSRS, body={"metadata": {"name": "carol"}, "spec": {
+        "request": _csr_pem(), "signerName": "example.com/signer", "usages": ["client auth"],
+        "expirationSeconds": 3600}})
+    csr = (await raw.get(f"{CSRS}/carol", accept=TABLE)).json
+    assert [c["name"] for c in csr["columnDefinitions"]] == [
+        "Name", "Age", "SignerName", "Requestor", "RequestedDuration", "Condition"]
+    assert csr["rows"][0]["cells"][2:] == ["example.com/signer", "kubernetes-admin", "60m",
+                                           "Pending"]
+    rcs = (await raw.get(RCS, accept=TABLE)).json
+    assert [c["name"] for c in rcs["columnDefinitions"]] == [
+        "Name", "Desired", "Current", "Ready", "Age", "Containers", "Images", "Selector"]
 
 
 async def test_csi_storage_capacity_is_stored(raw: Raw) -> None:
