@@ -28,11 +28,16 @@ FREE_FORM = {
         "spec.services.*.extraPodSpec",
         "spec.services.*.extraPodSpec.mainContainer",
         "spec.services.*.eppConfig.config",
+        # Pod templates of the preview features added after v0.8 (schemaless upstream).
+        "spec.services.*.checkpoint.job.podTemplate",
+        "spec.services.*.gpuMemoryService.extraClientPods[].podTemplate",
     },
     "DynamoComponentDeployment": {
         "spec.extraPodSpec",
         "spec.extraPodSpec.mainContainer",
         "spec.eppConfig.config",
+        "spec.checkpoint.job.podTemplate",
+        "spec.gpuMemoryService.extraClientPods[].podTemplate",
     },
     "DynamoGraphDeploymentRequest": {
         "spec.profilingConfig.config",
@@ -65,7 +70,12 @@ def _nodes(schema: Json, path: str = "") -> Iterator[tuple[str, Json]]:
 def _at(schema: Json, path: str) -> Json:
     node = schema
     for part in path.split("."):
-        node = node["additionalProperties"] if part == "*" else node["properties"][part]
+        if part == "*":
+            node = node["additionalProperties"]
+        elif part.endswith("[]"):
+            node = node["properties"][part[:-2]]["items"]
+        else:
+            node = node["properties"][part]
     return node
 
 
