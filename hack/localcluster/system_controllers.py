@@ -296,8 +296,11 @@ class SystemControllers:
     # --- writes ----------------------------------------------------------------------------
 
     def _type_of(self, resource: tuple[str, str]) -> ResourceType | None:
+        """The storage version's type: the server's own writes change stored objects as they
+        are, without converting them (a CRD's conversion webhook is for API requests)."""
         versions = self.ops.registry.versions_of(*resource)
-        return versions[0] if versions else None
+        return next((v for v in versions if v.version == v.storage_version),
+                    versions[0] if versions else None)
 
     def _delete(self, resource: tuple[str, str], obj: Json, policy: str) -> None:
         rt = self._type_of(resource)

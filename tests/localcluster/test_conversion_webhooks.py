@@ -31,7 +31,7 @@ from controller.errors import ApiError
 from controller.metrics import Metrics
 from controller.resource import Resource
 from hack.localcluster.server import LocalCluster
-from hack.localcluster.testing import Kubectl
+from hack.localcluster.testing import Kubectl, eventually
 
 Json = dict[str, Any]
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
@@ -314,3 +314,28 @@ async def test_admission_webhooks_of_the_other_version_see_converted_objects(
         assert (await client.get(WIDGETS_V2, "default", "a"))["spec"] == {"dimension": 7}
     finally:
         await admission.stop()
+
+
+async def test_garbage_collection_changes_stored_objects_without_converting(
+        client: KubeClient, cluster: LocalCluster, widgets: ToyConversionWebhook) -> None:
+    configmaps = Resource("", "v1", "configmaps", "ConfigMap")
+    owners = [await client.create(configmaps, {"metadata": {"name": n, "namespace": "default"}})
+              for n in ("orphaned", "cascaded")]
+    for owner in owners:
+        child = widget(f"of-{owner['metadata']['name']}", size=1)
+        child["metadata"]["ownerReferences"] = [{
+            "apiVersion": "v1", "kind": "ConfigMap", "name": owner["metadata"]["name"],
+            "uid": owner["metadata"]["uid"]}]
+        await client.create(WIDGETS_V1, child)
+    widgets.converted.clear()
+    await client.delete(configmaps, "default", "orphaned", propagation_policy="Orphan")
+    await client.delete(configmaps, "default", "cascaded")
+
+    async def collected() -> bool:
+        names = [o["metadata"]["name"] for o in (await client.list(WIDGETS_V2))["items"]]
+        orphan = _stored(cluster, "of-orphaned")
+        return names == ["of-orphaned"] and not orphan["metadata"].get("ownerReferences")
+
+    await eventually(collected, within=10, what="the GC done")
+    assert _stored(cluster, "of-orphaned")["spec"] == {"dimension": 1}
+    assert widgets.converted == []
