@@ -35,6 +35,7 @@ from aiohttp import web
 from . import admission, discovery, kubernetes_service, protobuf, rbac, tls
 from .errors import ApiError
 from .faults import CONTROL_PATH, Faults
+from .go_format import go_encode
 from .http_api import USER_KEY, ResourceApi, WatchSettings
 from .operations import Operations, WriteOptions
 from .registry import Registry
@@ -308,26 +309,26 @@ class LocalCluster:
             return web.json_response(doc)
         if path == SELF_SUBJECT_REVIEWS and request.method == "POST":
             user = request[USER_KEY]
-            return web.json_response({
+            return _created({
                 "kind": "SelfSubjectReview", "apiVersion": "authentication.k8s.io/v1",
                 "metadata": {"creationTimestamp": None},
-                "status": {"userInfo": user.to_json()}}, status=201)
+                "status": {"userInfo": user.to_json()}})
         if request.method == "POST" and path in (rbac.ACCESS_REVIEWS, rbac.RULES_REVIEWS):
             review = rbac.access_review if path == rbac.ACCESS_REVIEWS else rbac.rules_review
-            return web.json_response(review(self.authorizer, request[USER_KEY],
-                                            await _json_body(request)), status=201)
+            return _created(review(self.authorizer, request[USER_KEY],
+                                   await _json_body(request)))
         if request.method == "POST" and path == TOKEN_REVIEWS:
-            return web.json_response(token_review(
-                self._authenticate_token, await _json_body(request)), status=201)
+            return _created(token_review(
+                self._authenticate_token, await _json_body(request)))
         local_review = rbac.LOCAL_SUBJECT_ACCESS_REVIEWS.fullmatch(path)
         if request.method == "POST" and (path == rbac.SUBJECT_ACCESS_REVIEWS or local_review):
-            return web.json_response(rbac.subject_access_review(
+            return _created(rbac.subject_access_review(
                 self.authorizer, await _json_body(request),
-                local_review[1] if local_review else None), status=201)
+                local_review[1] if local_review else None))
         token_request = _TOKEN_REQUEST.fullmatch(path)
         if token_request and request.method == "POST":
-            return web.json_response(self.tokens.request(
-                token_request[1], token_request[2], await _json_body(request)), status=201)
+            return _created(self.tokens.request(
+                token_request[1], token_request[2], await _json_body(request)))
         if path == "/api" or path.startswith(("/api/", "/apis")):
             return await self.api.handle(request)
         if path == CONTROL_PATH:
@@ -339,6 +340,12 @@ class LocalCluster:
                 ["/api", "/api/v1", "/apis", "/healthz", "/livez", "/openapi/v2",
                  "/openapi/v3", "/readyz", "/version"])})
         raise ApiError(404, "NotFound", "the server could not find the requested resource")
+
+
+def _created(obj: dict[str, Any]) -> web.Response:
+    """201 with a created object (a review, a TokenRequest), written as kube-apiserver writes
+    it (`go_encode`)."""
+    return web.Response(body=go_encode(obj), status=201, content_type="application/json")
 
 
 async def _json_body(request: web.Request) -> Any:
