@@ -55,8 +55,6 @@ class ConversionWebhooks:
     def __init__(self, storage: Storage, client: WebhookClient) -> None:
         self.storage = storage
         self.client = client
-        #: Reviews sent, for tests: (desiredAPIVersion, names of the objects).
-        self.calls: list[tuple[str, list[str]]] = []
 
     async def run(self, call: Callable[[], Awaitable[T]]) -> T:
         """Serve one request: `call` again after each conversion it was missing."""
@@ -120,7 +118,6 @@ class ConversionWebhooks:
         review = {"apiVersion": review_version, "kind": "ConversionReview",
                   "request": {"uid": uid, "desiredAPIVersion": desired, "objects": [obj]}}
         meta = obj.get("metadata") or {}
-        self.calls.append((desired, [str(meta.get("name") or "")]))
         try:
             status, body = await self.client.exchange(webhook.get("clientConfig") or {},
                                                       review, TIMEOUT)
