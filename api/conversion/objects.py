@@ -5,6 +5,11 @@ object they hold the sparse v1alpha1 fields that v1beta1 cannot represent; on a 
 object, the sparse v1beta1 fields that v1alpha1 cannot represent. Conversion reads them from
 the source, removes them, and writes the new ones to the result; nothing else in the operator
 may read them.
+
+Metadata is copied as it is, apart from the private annotations. One shape is not kept: an
+explicitly empty `metadata.annotations` map on an object that needed a payload comes back
+without the map (kube-apiserver omits an empty annotations map, so such an object never
+reaches conversion).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from api.v1beta1.component import (
     MAIN_CONTAINER,
     DynamoComponentDeploymentSharedSpec,
     DynamoComponentDeploymentSpec,
+    main_container,
 )
 from api.v1beta1.component_deployment import (
     DynamoComponentDeployment,
@@ -176,4 +177,5 @@ __all__ = [
     "SpecTopologyConstraint",
     "TopologyConstraint",
     "WorkloadSpec",
+    "main_container",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from attrs import define, field
 
-from api.kube import Quantity
+from api.kube import Json, Quantity
 from api.markers import doc
 from api.v1beta1.common import (
     BACKEND_FRAMEWORKS,
@@ -130,4 +130,17 @@ class DynamoComponentDeploymentSpec(DynamoComponentDeploymentSharedSpec):
     backend_framework: str | None = field(
         default=None,
         metadata=doc("Inference backend: sglang, vllm or trtllm.", enum=BACKEND_FRAMEWORKS),
+    )
+
+
+def main_container(spec: DynamoComponentDeploymentSharedSpec) -> Json | None:
+    """The container named `main` of the component's pod template, or None when the template
+    has none (the operator then generates it); every other container is a user sidecar."""
+    template = spec.pod_template or {}
+    pod = template.get("spec")
+    containers = pod.get("containers") if isinstance(pod, dict) else None
+    if not isinstance(containers, list):
+        return None
+    return next(
+        (c for c in containers if isinstance(c, dict) and c.get("name") == MAIN_CONTAINER), None
     )

@@ -61,8 +61,11 @@ def test_minimal_graph_reads_as_the_reference_describes() -> None:
     assert [c.name for c in graph.spec.components] == ["frontend", "worker"]
     worker = graph.spec.components[1]
     assert worker.type == "worker"
-    assert worker.pod_template is not None
-    assert worker.pod_template["spec"]["containers"][0]["name"] == beta.MAIN_CONTAINER
+    assert beta.main_container(worker) == {
+        "name": "main",
+        "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.4.0",
+    }
+    assert beta.main_container(beta.DynamoComponentDeploymentSharedSpec(name="x")) is None
 
 
 def test_scaling_adapter_presence_is_kept_as_an_empty_object() -> None:
