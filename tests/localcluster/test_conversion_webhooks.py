@@ -339,3 +339,15 @@ async def test_garbage_collection_changes_stored_objects_without_converting(
     await eventually(collected, within=10, what="the GC done")
     assert _stored(cluster, "of-orphaned")["spec"] == {"dimension": 1}
     assert widgets.converted == []
+
+
+async def test_a_wrong_path_is_the_servers_404(client: KubeClient, cluster: LocalCluster,
+                                               toy: ToyConversionWebhook) -> None:
+    config = toy.client_config()
+    config["url"] = config["url"].replace("/convert", "/nothing")
+    await client.create(CRDS, widget_crd(config))
+    await cluster.settle()
+    with pytest.raises(ApiError) as failed:
+        await client.create(WIDGETS_V1, widget("a", size=1))
+    assert failed.value.message == ("conversion webhook for example.com/v1, Kind=Widget "
+                                    "failed: the server could not find the requested resource")

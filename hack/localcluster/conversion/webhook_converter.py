@@ -163,9 +163,7 @@ def _converted_objects(status: int, body: bytes, uid: str, review_version: str) 
     except ValueError:
         review = None
     if status >= 300:
-        detail = body.decode(errors="replace").strip()
-        raise CallError(f"an error on the server ({detail or 'unknown'}) has prevented the "
-                        "request from succeeding")
+        raise CallError(_unexpected(status, review, body.decode(errors="replace").strip()))
     if not isinstance(review, dict):
         raise CallError("the server returned a body that is not JSON")
     if review_version.endswith("/v1"):
@@ -186,6 +184,21 @@ def _converted_objects(status: int, body: bytes, uid: str, review_version: str) 
                         "'Success'")
     objects = response.get("convertedObjects") or []
     return objects if isinstance(objects, list) else []
+
+
+def _unexpected(status: int, decoded: Any, text: str) -> str:
+    """client-go's error for a non-2xx answer: a Status's message, else its generic one."""
+    if isinstance(decoded, dict) and decoded.get("kind") == "Status" and decoded.get("message"):
+        return str(decoded["message"])
+    if status == 400:
+        return "the server rejected our request for an unknown reason"
+    if status == 404:
+        return "the server could not find the requested resource"
+    if status >= 500:
+        return (f"an error on the server ({json.dumps(text or 'unknown')}) has prevented the "
+                "request from succeeding")
+    return f"the server responded with the status code {status} but did not return more " \
+        "information"
 
 
 def _error(message: str) -> ApiError:
