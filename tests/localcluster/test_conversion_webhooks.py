@@ -1,7 +1,8 @@
 """The local API server converts custom resources through a CRD's conversion webhook, as
 kube-apiserver does: reads in the version asked for, writes stored in the storage version,
 kube-apiserver's errors when the webhook fails or is down. The webhook is the runtime's own
-(`controller.conversion_webhook`) with a toy converter (`conversion_support`)."""
+(`controller.conversion_webhook`) with a toy converter
+(`hack.localcluster.conversion.toy_webhook`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,13 @@ from typing import Any
 
 import aiohttp
 import pytest
-from conversion_support import (
+from webhook_support import TestWebhook, configuration, patch_of, webhook
+
+from controller.client import ClientConfig, KubeClient
+from controller.errors import ApiError
+from controller.metrics import Metrics
+from controller.resource import Resource
+from hack.localcluster.conversion.toy_webhook import (
     CRD_NAME,
     V1,
     V2,
@@ -24,12 +31,6 @@ from conversion_support import (
     widget,
     widget_crd,
 )
-from webhook_support import TestWebhook, configuration, patch_of, webhook
-
-from controller.client import ClientConfig, KubeClient
-from controller.errors import ApiError
-from controller.metrics import Metrics
-from controller.resource import Resource
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl, eventually
 

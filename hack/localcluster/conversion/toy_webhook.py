@@ -1,6 +1,10 @@
 """A toy two-version kind for conversion tests: `widgets.example.com`, v1 and v2 (stored), where
 v2 renames v1's `spec.size` to `spec.dimension`, converted by the runtime's own conversion
-webhook (`controller.conversion_webhook` on `controller.webhook.WebhookServer`)."""
+webhook (`controller.conversion_webhook` on `controller.webhook.WebhookServer`).
+
+Test helpers, shared by the local cluster's tests and the real control plane's (which check
+that both servers answer alike); the server itself never imports this module.
+"""
 
 from __future__ import annotations
 
