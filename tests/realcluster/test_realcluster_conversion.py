@@ -41,7 +41,7 @@ async def _error(call: Any) -> str:
     try:
         await call
     except ApiError as err:
-        return f"{err.code} {err.reason}: {err.message}"
+        return f"{err.code} {err.status.get('reason', '')}: {err.message}"
     return "no error"
 
 
