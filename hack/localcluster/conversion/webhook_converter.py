@@ -138,13 +138,11 @@ class ConversionWebhooks:
             raise _error(f"conversion webhook for {what} returned invalid object at index 0: "
                          f"invalid kind (expected {kind}, received {out.get('kind', '')})")
         out_meta = out.get("metadata") or {}
-        for field, label in (("kind", "kind"), ("name", "name"), ("namespace", "namespace"),
-                             ("uid", "UID")):
-            ours = obj.get("kind") if field == "kind" else meta.get(field, "")
-            theirs = out.get("kind") if field == "kind" else out_meta.get(field, "")
-            if (ours or "") != (theirs or ""):
+        for field, label in (("name", "name"), ("namespace", "namespace"), ("uid", "UID")):
+            ours, theirs = meta.get(field) or "", out_meta.get(field) or ""
+            if ours != theirs:  # validateConvertedObject
                 raise _error(f"conversion webhook for {what} returned invalid object: must "
-                             f"have the same {label}: {ours or ''} != {theirs or ''}")
+                             f"have the same {label}: {ours} != {theirs}")
         return out
 
 
