@@ -20,6 +20,7 @@ from . import (
     replication_controllers,
 )
 from .errors import Cause, forbidden, invalid, required
+from .metadata_rules import name_errors
 from .registry import ResourceType
 
 Json = dict[str, Any]
@@ -297,6 +298,9 @@ def validation_errors(rt: ResourceType, obj: Json, old: Json | None) -> list[Cau
         errors.extend(certificate_requests.validation_errors(obj, old))
     elif rt.kind == api_service_validation.KIND:
         errors.extend(api_service_validation.validation_errors(obj))
+    elif rt.kind == "CSIStorageCapacity":  # ValidateClassName of storageClassName
+        errors.extend(name_errors("StorageClass", str(obj.get("storageClassName") or ""),
+                                  "storageClassName"))
     return errors
 
 

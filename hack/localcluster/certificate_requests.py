@@ -5,8 +5,9 @@ As kube-apiserver's `pkg/registry/certificates/certificates` strategy does:
 * create: spec.username, uid, groups and extra are the requester's, whatever the body says;
   the status is dropped;
 * an update of the object itself changes metadata only (spec and status stay as stored);
-* `/status` writes the status (the certificate, other conditions) but keeps the Approved and
-  Denied conditions as stored; `/approval` writes only the conditions and keeps the certificate;
+* `/status` writes the status (the certificate, other conditions) but may not add, remove or
+  change Approved and Denied conditions; `/approval` writes the conditions (keeping Failed
+  ones and the certificate as stored);
 * conditions default to status True and get lastUpdateTime / lastTransitionTime;
 * validation: a PEM CERTIFICATE REQUEST in spec.request, a signerName `domain/path`, usages
   known to x509, expirationSeconds of ten minutes or more, Approved and Denied exclusive and
@@ -24,6 +25,7 @@ from typing import Any
 from cryptography import x509
 
 from .errors import Cause, duplicate, forbidden, invalid, required, unsupported
+from .go_format import go_quote
 from .users import UserInfo
 
 Json = dict[str, Any]
@@ -51,8 +53,9 @@ def prepare_for_create(obj: Json, user: UserInfo | None) -> None:
         spec.update({k: info[k] for k in ("username", "uid", "groups", "extra") if k in info})
 
 
-def prepare_for_update(obj: Json, old: Json, subresource: str, now: str) -> None:
-    """Keep what the write may not change (see the module docstring)."""
+def prepare_for_update(obj: Json, old: Json, subresource: str, now: str) -> list[Cause]:
+    """Keep what the write may not change (see the module docstring); the errors only a write
+    of this subresource can make (Approved or Denied added or changed through `/status`)."""
     obj["spec"] = old.get("spec")
     old_status = old.get("status") or {}
     if subresource not in ("status", "approval"):
@@ -60,52 +63,78 @@ def prepare_for_update(obj: Json, old: Json, subresource: str, now: str) -> None
             obj["status"] = old_status
         else:
             obj.pop("status", None)
-        return
+        return []
     status = obj.get("status")
     if not isinstance(status, dict):
         status = {}
-    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
+    status["conditions"] = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
     old_conditions = [c for c in old_status.get("conditions") or [] if isinstance(c, dict)]
+    errors: list[Cause] = []
     if subresource == "status":
-        kept = [c for c in old_conditions if c.get("type") in _APPROVAL_TYPES]
-        conditions = [c for c in conditions if c.get("type") not in _APPROVAL_TYPES] + kept
+        for ctype in _APPROVAL_TYPES:
+            if not _preserve_instances(status["conditions"], old_conditions, ctype):
+                errors.append(_changed(status["conditions"], old_conditions, ctype))
     else:
-        status = {k: v for k, v in old_status.items() if k != "conditions"}
-    for condition in conditions:
+        if old_status.get("certificate"):
+            status["certificate"] = old_status["certificate"]
+        else:
+            status.pop("certificate", None)
+        _preserve_instances(status["conditions"], old_conditions, "Failed")
+    for condition in status["conditions"]:
         condition.setdefault("status", "True")
         condition.setdefault("lastUpdateTime", now)
         if "lastTransitionTime" not in condition:
             same = next((c for c in old_conditions if c.get("type") == condition.get("type")
                          and c.get("status") == condition["status"]), None)
             condition["lastTransitionTime"] = (same or {}).get("lastTransitionTime") or now
-    if conditions:
-        status["conditions"] = conditions
-    else:
-        status.pop("conditions", None)
+    if not status["conditions"]:
+        del status["conditions"]
     if status:
         obj["status"] = status
     else:
         obj.pop("status", None)
+    return errors
+
+
+def _preserve_instances(conditions: list[Json], old: list[Json], ctype: str) -> bool:
+    """preserveConditionInstances: the stored conditions of `ctype` back in place; False when
+    the write added or removed some (then they stay as written, for validation to refuse)."""
+    new_at = [i for i, c in enumerate(conditions) if c.get("type") == ctype]
+    old_of = [c for c in old if c.get("type") == ctype]
+    if len(new_at) != len(old_of):
+        return False
+    for index, condition in zip(new_at, old_of, strict=True):
+        conditions[index] = dict(condition)
+    return True
+
+
+def _changed(conditions: list[Json], old: list[Json], ctype: str) -> Cause:
+    added = sum(c.get("type") == ctype for c in conditions) > sum(
+        c.get("type") == ctype for c in old)
+    verb = "add" if added else "remove"
+    return forbidden("status.conditions", f"updates may not {verb} a condition of type"
+                                          f" {go_quote(ctype)}")
 
 
 def validation_errors(obj: Json, old: Json | None) -> list[Cause]:
-    """ValidateCertificateSigningRequest{Create,Update,StatusUpdate,ApprovalUpdate}."""
+    """ValidateCertificateSigningRequest{Create,Update}: the spec, the conditions, no
+    Approved, Denied or Failed condition removed, an issued certificate never changed."""
     spec = obj.get("spec")
     if not isinstance(spec, dict):
         return [required("spec")]
     errors = _spec_errors(spec)
     status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
     assert isinstance(status, dict)
+    conditions = [c for c in status.get("conditions") or [] if isinstance(c, dict)]
     errors.extend(_condition_errors(status.get("conditions") or []))
     if old is not None:
         old_status = old.get("status") or {}
-        new_types = {c.get("type") for c in status.get("conditions") or []
-                     if isinstance(c, dict)}
-        for ctype in _APPROVAL_TYPES:
-            if any(isinstance(c, dict) and c.get("type") == ctype
-                   for c in old_status.get("conditions") or []) and ctype not in new_types:
-                errors.append(forbidden("status.conditions",
-                                        f"updates may not remove a condition of type {ctype:s}"))
+        old_conditions = [c for c in old_status.get("conditions") or [] if isinstance(c, dict)]
+        for ctype in (*_APPROVAL_TYPES, "Failed"):
+            if sum(c.get("type") == ctype for c in conditions) < sum(
+                    c.get("type") == ctype for c in old_conditions):
+                errors.append(forbidden("status.conditions", "updates may not remove a"
+                                        f" condition of type {go_quote(ctype)}"))
         old_cert = old_status.get("certificate")
         if old_cert and status.get("certificate") != old_cert:
             errors.append(forbidden("status.certificate",
@@ -174,15 +203,17 @@ def _condition_errors(conditions: list[Any]) -> list[Cause]:
         ctype = str(condition.get("type") or "")
         if not ctype:
             errors.append(required(f"{path}.type"))
-        elif ctype in _APPROVAL_TYPES or ctype == "Failed":
-            if ctype in seen:
-                errors.append(duplicate(f"{path}.type", ctype))
-            if condition.get("status", "True") != "True":
-                errors.append(unsupported(f"{path}.status", condition.get("status"), ["True"]))
+        allowed = ["True"] if ctype in (*_APPROVAL_TYPES, "Failed") else [
+            "False", "True", "Unknown"]
+        if condition.get("status", "True") not in allowed:
+            errors.append(unsupported(f"{path}.status", condition.get("status"), allowed))
+        other = {"Approved": "Denied", "Denied": "Approved"}.get(ctype)
+        if other is not None and other in seen:
+            errors.append(invalid("status.conditions", ctype,
+                                  "Approved and Denied conditions are mutually exclusive"))
+        if ctype and ctype in seen:
+            errors.append(duplicate(f"{path}.type", ctype))
         seen.add(ctype)
-    if "Approved" in seen and "Denied" in seen:
-        errors.append(invalid("status.conditions", conditions,
-                              "Approved and Denied conditions are mutually exclusive"))
     return errors
 
 

@@ -408,7 +408,8 @@ class Operations:
             extra = schema.validate(obj, rt.schema)
         builtin_rules.prepare_for_update(rt, obj, old_served)
         if rt.kind == certificate_requests.KIND and not rt.custom:
-            certificate_requests.prepare_for_update(obj, old_served, subresource, now_rfc3339())
+            extra = [*extra, *certificate_requests.prepare_for_update(
+                obj, old_served, subresource, now_rfc3339())]
         self._validate(rt, obj, old_served, extra)
         admission.validate(opts.webhooks, attrs, obj, old_served)
         builtin_rules.apply_defaults(rt, obj, self.cluster_ips)
