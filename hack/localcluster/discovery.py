@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from .registry import Registry, ResourceType
+from .registry import CREATE_ONLY, Registry, ResourceType
 
 Json = dict[str, Any]
 
@@ -74,8 +74,9 @@ def resource_list(registry: Registry, group: str, version: str) -> Json | None:
             "namespaced": rt.namespaced,
             "kind": rt.kind,
             "verbs": list(rt.verbs),
-            "storageVersionHash": _storage_version_hash(rt),
         }
+        if rt.verbs != CREATE_ONLY:  # reviews are never stored
+            entry["storageVersionHash"] = _storage_version_hash(rt)
         if rt.short_names:
             entry["shortNames"] = list(rt.short_names)
         if rt.categories:

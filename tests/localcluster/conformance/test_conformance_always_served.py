@@ -34,9 +34,12 @@ async def test_discovery_lists_the_always_served_apis(raw: Raw) -> None:
     certs = {r["name"]: r for r in (
         await raw.get("/apis/certificates.k8s.io/v1")).json["resources"]}
     assert certs["certificatesigningrequests/approval"]["verbs"] == ["get", "patch", "update"]
-    authn = {r["name"]: r["verbs"] for r in (
+    authn = {r["name"]: r for r in (
         await raw.get("/apis/authentication.k8s.io/v1")).json["resources"]}
-    assert authn == {"selfsubjectreviews": ["create"], "tokenreviews": ["create"]}
+    assert authn["tokenreviews"] == {"name": "tokenreviews", "singularName": "tokenreview",
+                                     "namespaced": False, "kind": "TokenReview",
+                                     "verbs": ["create"]}
+    assert set(authn) == {"selfsubjectreviews", "tokenreviews"}
     authz = {r["name"] for r in (
         await raw.get("/apis/authorization.k8s.io/v1")).json["resources"]}
     assert authz == {"localsubjectaccessreviews", "selfsubjectaccessreviews",
