@@ -4,7 +4,8 @@ At start kube-apiserver's control-plane controller makes sure the Service `kuber
 `default` exists (ClusterIP, the first address of the service range, port 443 `https` to the
 server's secure port, labels component=apiserver and provider=kubernetes), and its endpoint
 reconciler writes the Endpoints (labelled skip-mirror) and the EndpointSlice `kubernetes`
-(labelled with the service name) that point at the server's address and port.
+(labelled with the service name) that point at the server's address and port; it puts them
+back when they are deleted (`is_own` tells the server which changes those are).
 """
 
 from __future__ import annotations
@@ -70,6 +71,16 @@ def ensure(ops: Operations, host: str, port: int) -> None:
                     k: v for k, v in obj.items() if k != "metadata"}}, _WRITER)
 
 
+def is_own(resource: tuple[str, str], obj: Json) -> bool:
+    """Whether a stored object is one of the three (the server puts back a deleted one)."""
+    meta = obj.get("metadata") or {}
+    return resource in _RESOURCES and (meta.get("namespace"), meta.get("name")) == (
+        NAMESPACE, NAME)
+
+
+_RESOURCES = {("", "services"), ("", "endpoints"), ("discovery.k8s.io", "endpointslices")}
+
+
 def _differs(current: Json, wanted: Json) -> bool:
     """Whether what the server writes (ports, addresses) is not what is stored."""
     if current.get("kind") == "Service":
@@ -77,4 +88,5 @@ def _differs(current: Json, wanted: Json) -> bool:
     return any(current.get(k) != v for k, v in wanted.items() if k != "metadata")
 
 
-__all__ = ["CLUSTER_IP", "NAME", "NAMESPACE", "advertised", "desired_objects", "ensure"]
+__all__ = ["CLUSTER_IP", "NAME", "NAMESPACE", "advertised", "desired_objects", "ensure",
+           "is_own"]

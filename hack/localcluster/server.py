@@ -42,7 +42,7 @@ from .registry import Registry
 from .request_stats import RequestKey, RequestStats, classify
 from .simulation import Simulation, SimulationConfig
 from .simulation.metrics import CONTROL_PATH as METRICS_PATH
-from .storage import Storage
+from .storage import DELETED, Change, Storage
 from .system_controllers import SystemControllers
 from .token_reviews import TOKEN_REVIEWS, token_review
 from .users import ADMIN, UserInfo, certificate_user
@@ -127,7 +127,17 @@ class LocalCluster:
         if self.simulation is not None:
             self.simulation.start()
         await self._listen()
-        kubernetes_service.ensure(self.ops, self.config.host, self.port)
+        self._ensure_kubernetes_service()
+        loop = asyncio.get_running_loop()
+
+        def put_back(change: Change) -> None:  # as kube-apiserver's reconcilers do
+            if change.type == DELETED and kubernetes_service.is_own(change.resource, change.obj):
+                loop.call_soon(self._ensure_kubernetes_service)
+        self.storage.add_listener(put_back)
+
+    def _ensure_kubernetes_service(self) -> None:
+        if self._runner is not None:
+            kubernetes_service.ensure(self.ops, self.config.host, self.port)
 
     async def _listen(self) -> None:
         app = web.Application(middlewares=[self._middleware], client_max_size=0)

@@ -249,3 +249,10 @@ async def test_default_kubernetes_service_points_at_the_server(
     assert slices[0]["endpoints"] == [{"addresses": ["127.0.0.1"],
                                        "conditions": {"ready": True}}]
     assert slices[0]["ports"] == [{"name": "https", "port": cluster.port, "protocol": "TCP"}]
+    # Deleted, it comes back (kube-apiserver's reconcilers put it back).
+    deleted = await raw.request("DELETE", "/api/v1/namespaces/default/services/kubernetes")
+    assert deleted.status == 200
+
+    async def back() -> bool:
+        return (await raw.get("/api/v1/namespaces/default/services/kubernetes")).status == 200
+    await eventually(back, what="default/kubernetes put back")
