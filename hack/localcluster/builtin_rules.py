@@ -151,6 +151,8 @@ def apply_defaults(rt: ResourceType, obj: Json, cluster_ips: ClusterIPAllocator)
     elif rt.kind in ("ReplicaSet", "StatefulSet", "DaemonSet") and isinstance(spec, dict):
         if rt.kind != "DaemonSet":
             spec.setdefault("replicas", 1)
+        if rt.kind == "StatefulSet":
+            _default_statefulset(spec)
         _default_template(spec.get("template"))
     elif rt.kind == "Job" and isinstance(spec, dict):
         spec.setdefault("parallelism", 1)
@@ -208,6 +210,24 @@ def _default_service(spec: Json, cluster_ips: ClusterIPAllocator) -> None:
             port.setdefault("protocol", "TCP")
             if "targetPort" not in port and "port" in port:
                 port["targetPort"] = port["port"]
+
+
+def _default_statefulset(spec: Json) -> None:
+    """SetDefaults_StatefulSet (apps/v1): the policies `kubectl rollout status` reads."""
+    spec.setdefault("podManagementPolicy", "OrderedReady")
+    spec.setdefault("revisionHistoryLimit", 10)
+    strategy = spec.setdefault("updateStrategy", {})
+    if isinstance(strategy, dict):
+        if not strategy.get("type"):
+            strategy["type"] = "RollingUpdate"
+            strategy.setdefault("rollingUpdate", {})
+        rolling = strategy.get("rollingUpdate")
+        if strategy["type"] == "RollingUpdate" and isinstance(rolling, dict):
+            rolling.setdefault("partition", 0)
+    policy = spec.setdefault("persistentVolumeClaimRetentionPolicy", {})
+    if isinstance(policy, dict):
+        policy.setdefault("whenDeleted", "Retain")
+        policy.setdefault("whenScaled", "Retain")
 
 
 def _default_template(template: Any) -> None:
