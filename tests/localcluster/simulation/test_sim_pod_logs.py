@@ -56,6 +56,7 @@ async def test_logs_of_a_running_container(core: client.CoreV1Api) -> None:
     assert rest == text.splitlines()[0]
     assert await core.read_namespaced_pod_log("talker", NS, tail_lines=0) == ""
     assert await core.read_namespaced_pod_log("talker", NS, limit_bytes=5) == text[:5]
+    assert await core.read_namespaced_pod_log("talker", NS, since_seconds=3600) == text
     message = await bad_request(core.read_namespaced_pod_log("talker", NS, previous=True))
     assert message == 'previous terminated container "app" in pod "talker" not found'
 
