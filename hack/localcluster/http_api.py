@@ -545,7 +545,7 @@ async def _delete_options(request: web.Request) -> Json:
 
 
 def _aggregated(doc: Json) -> web.Response:
-    return web.Response(body=json.dumps(doc, separators=(",", ":")).encode(), headers={
+    return web.Response(body=go_encode(doc), headers={
         "Content-Type": discovery.AGGREGATED_MEDIA_TYPE, "Vary": "Accept"})
 
 
