@@ -21,7 +21,10 @@ from .server import ClusterConfig, LocalCluster
 
 @asynccontextmanager
 async def running_cluster(tmp_dir: Path, **settings: object) -> AsyncIterator[LocalCluster]:
-    """A started cluster with its kubeconfig at `tmp_dir/kubeconfig`; stopped on exit."""
+    """A started cluster with its kubeconfig at `tmp_dir/kubeconfig`; stopped on exit.
+
+    The kubeconfig authenticates with the admin's client certificate; `cluster.config.token`
+    is a bearer token of a cluster admin too (raw HTTP, `write_kubeconfig(token=...)`)."""
     cluster = LocalCluster(ClusterConfig(**settings))  # type: ignore[arg-type]
     await cluster.start()
     try:
