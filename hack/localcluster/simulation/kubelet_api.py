@@ -15,8 +15,7 @@ What kube-apiserver reaches on a node for `pods/log`, `pods/exec`, `pods/attach`
   it (`Internal error occurred: unable to upgrade connection: ...`); a SPDY upgrade gets the
   kubelet's answer, a 500 with the runtime's text (`container not found ("c")` when the
   container is not running);
-* port-forward: SPDY tunneled in a websocket (`port_forward`); the plain SPDY upgrade gets a
-  400 that says so.
+* port-forward: SPDY tunneled in a websocket, or after a plain SPDY upgrade (`port_forward`).
 """
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from .clock import parse_rfc3339
 from .container_logs import ContainerLog, LogLine
 from .node_objects import SIMULATED_LABEL
 from .pod_status import RUNNING
-from .port_forward import TUNNEL_PROTOCOL, serve_websocket
+from .port_forward import TUNNEL_PROTOCOL, serve_spdy, serve_websocket
 from .writer import NODES
 
 if TYPE_CHECKING:
@@ -169,13 +168,15 @@ class SimulatedKubelets:
     # --- port-forward ----------------------------------------------------------------------
 
     async def port_forward(self, request: web.Request, pod: Json) -> web.StreamResponse:
-        if not request.headers.get("Upgrade"):
+        upgrade = request.headers.get("Upgrade", "").lower()
+        if not upgrade:
             raise bad_request("Upgrade request required")
-        if not _is_websocket(request) or TUNNEL_PROTOCOL not in request.headers.get(
+        if upgrade == "websocket" and TUNNEL_PROTOCOL not in request.headers.get(
                 "Sec-WebSocket-Protocol", ""):
-            raise bad_request("port-forward over a plain SPDY upgrade is not served by the "
-                              "simulated kubelets: use a kubectl that tunnels SPDY in a "
-                              "websocket (1.31 and later, the default)")
+            raise bad_request(f"port-forward over a websocket needs the {TUNNEL_PROTOCOL} "
+                              "subprotocol (SPDY tunneled in the websocket)")
+        if upgrade not in ("websocket", "spdy/3.1"):
+            raise bad_request(f"unsupported upgrade {upgrade!r}: SPDY/3.1 or websocket")
         meta = pod["metadata"]
         key = (meta["namespace"], meta["name"])
 
@@ -185,7 +186,10 @@ class SimulatedKubelets:
                 return "", "the pod's containers are not running"
             return run.ip, None
 
-        return await serve_websocket(request, resolve, f"{meta['name']}_{meta['namespace']}")
+        name = f"{meta['name']}_{meta['namespace']}"
+        if upgrade == "websocket":
+            return await serve_websocket(request, resolve, name)
+        return await serve_spdy(request, resolve, name)
 
 
 def _is_websocket(request: web.Request) -> bool:

@@ -8,8 +8,9 @@ the data stream and then on the error stream. A port nothing listens on gets the
 error text on the error stream, as containerd's `connection refused` reaches kubectl.
 
 `serve_websocket` runs a session tunneled in a websocket (subprotocol
-`SPDY/3.1+portforward.k8s.io`), what kubectl 1.31 and later try first; the plain SPDY upgrade
-they fall back to is not served (see `pod_connect`).
+`SPDY/3.1+portforward.k8s.io`), what kubectl 1.31 and later try first; `serve_spdy` runs one
+after a plain `Upgrade: SPDY/3.1` (older kubectl, or `KUBECTL_PORT_FORWARD_WEBSOCKETS=false`),
+taking the connection over from aiohttp as its websocket support does.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from . import spdy
 log = structlog.get_logger("localcluster.portforward")
 
 TUNNEL_PROTOCOL = "SPDY/3.1+portforward.k8s.io"
+PROTOCOL = "portforward.k8s.io"
 _CHUNK = 32 * 1024
 
 #: (port) -> the pod's address to connect to, or an error text when the pod cannot be reached.
@@ -182,3 +184,45 @@ async def serve_websocket(request: web.Request, resolve: Resolver,
         await session.close()
         await ws.close()
     return ws
+
+
+class _Upgraded(web.StreamResponse):
+    """A 101 whose body is the upgraded connection's raw bytes (no length, no chunking)."""
+
+    _length_check = False
+
+
+class _Feed:
+    """Takes an upgraded connection's bytes from aiohttp's protocol (its `set_parser` hook)."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[bytes | None] = asyncio.Queue()
+
+    def feed_data(self, data: bytes) -> tuple[bool, bytes]:
+        self.queue.put_nowait(bytes(data))
+        return False, b""
+
+    def feed_eof(self) -> None:
+        self.queue.put_nowait(None)
+
+
+async def serve_spdy(request: web.Request, resolve: Resolver, pod: str) -> web.StreamResponse:
+    """Port-forwarding for one client after an `Upgrade: SPDY/3.1`, until it hangs up."""
+    response = _Upgraded(status=101, headers={
+        "Connection": "Upgrade", "Upgrade": "SPDY/3.1", "X-Stream-Protocol-Version": PROTOCOL})
+    writer = await response.prepare(request)
+    assert writer is not None
+    await writer.drain()
+    feed = _Feed()
+    request.protocol.set_parser(feed)  # type: ignore[arg-type]
+    session = Session(writer.write, resolve, pod)
+    try:
+        while (chunk := await feed.queue.get()) is not None:
+            await session.feed(chunk)
+    except (spdy.ProtocolError, ConnectionError) as err:
+        log.warning("port-forward stream broken", pod=pod, error=str(err))
+    finally:
+        await session.close()
+        if request.transport is not None:
+            request.transport.close()
+    return response

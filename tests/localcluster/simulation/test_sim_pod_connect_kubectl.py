@@ -33,10 +33,11 @@ spec:
 
 
 @contextlib.asynccontextmanager
-async def kubectl_process(k: Kubectl, *args: str) -> AsyncIterator[asyncio.subprocess.Process]:
+async def kubectl_process(k: Kubectl, *args: str, env: dict[str, str] | None = None
+                          ) -> AsyncIterator[asyncio.subprocess.Process]:
     """A long-running kubectl (port-forward, logs -f), stopped at the end."""
     env = {**os.environ, "KUBECONFIG": str(k.kubeconfig), "KUBECACHEDIR": str(k.cache_dir),
-           "HOME": str(k.cache_dir)}
+           "HOME": str(k.cache_dir), **(env or {})}
     proc = await asyncio.create_subprocess_exec(
         kubectl_binary(), *args, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE, stdin=asyncio.subprocess.DEVNULL, env=env)
@@ -73,25 +74,31 @@ async def test_logs_exec_and_port_forward(sim_kubectl: Kubectl,
     assert "unable to upgrade connection" in result.stderr
     assert "cannot exec" in result.stderr and "NotFound" not in result.stderr
 
-    # port-forward: reaches the worker's system port; the worker's log shows what it did.
-    async with kubectl_process(sim_kubectl, "port-forward", "pod/engine", ":9090") as pf:
-        assert pf.stdout is not None
-        line = (await asyncio.wait_for(pf.stdout.readline(), 20)).decode()
-        assert line.startswith("Forwarding from 127.0.0.1:") and line.strip().endswith(
-            "-> 9090"), line
-        port = int(line.split("127.0.0.1:")[1].split()[0])
-        async with aiohttp.ClientSession() as http:
-            async with http.get(f"http://127.0.0.1:{port}/health") as response:
-                assert response.status == 200
-                assert (await response.json())["status"] == "healthy"
-            async with http.post(f"http://127.0.0.1:{port}/engine/v1/load_lora", json={
-                    "lora_name": "ada", "source": {"uri": "s3://bucket/ada"}}) as response:
-                assert response.status == 200, await response.text()
+    # port-forward: reaches the worker's system port, with SPDY tunneled in a websocket (what
+    # kubectl tries first) and with a plain SPDY upgrade (its fallback); the worker's log
+    # shows what it did.
+    for websockets in ("true", "false"):
+        async with kubectl_process(sim_kubectl, "port-forward", "pod/engine", ":9090", env={
+                "KUBECTL_PORT_FORWARD_WEBSOCKETS": websockets}) as pf:
+            assert pf.stdout is not None
+            line = (await asyncio.wait_for(pf.stdout.readline(), 20)).decode()
+            assert line.startswith("Forwarding from 127.0.0.1:") and line.strip().endswith(
+                "-> 9090"), line
+            port = int(line.split("127.0.0.1:")[1].split()[0])
+            async with aiohttp.ClientSession() as http:
+                async with http.get(f"http://127.0.0.1:{port}/health") as response:
+                    assert response.status == 200
+                    assert (await response.json())["status"] == "healthy"
+                async with http.post(f"http://127.0.0.1:{port}/engine/v1/load_lora", json={
+                        "lora_name": "ada", "source": {"uri": "s3://bucket/ada"}}) as response:
+                    assert response.status == 200, await response.text()
     assert sim_cluster.simulation is not None
     assert sim_cluster.simulation.workers.loaded("default", "engine") == {"ada"}
-    out = await sim_kubectl("logs", "engine", "-c", "main", "--tail=1")
-    assert out == "INFO dynamo_llm::lora: LoRA adapter 'ada' loaded successfully from " \
-                  "s3://bucket/ada\n"
+    out = await sim_kubectl("logs", "engine", "-c", "main", "--tail=2")
+    assert out == ("INFO dynamo_llm::lora: LoRA adapter 'ada' loaded successfully from "
+                   "s3://bucket/ada\n"
+                   "INFO dynamo_llm::lora: LoRA adapter 'ada' already loaded from "
+                   "s3://bucket/ada\n")
 
 
 async def test_port_forward_to_a_closed_port_reports_the_runtime_error(
