@@ -45,6 +45,26 @@ class Conflict(ApiError):
     """409: a stale resourceVersion on update, or an object that already exists on create."""
 
 
+#: The whole message kube-apiserver sends when a patch cannot be applied (its patch handler
+#: keeps no more: a failed JSON-patch `test` reads the same as any other such failure).
+UNAPPLICABLE_PATCH = "the server rejected our request due to an error in our request"
+
+
+def lost_race(err: ApiError) -> Conflict | None:
+    """The Conflict that a failed write guarded by a JSON-patch `test` (or a precondition) means:
+    another writer got there first, or the object went away meanwhile. The caller raises it,
+    so the controller retries on fresh data without counting an error. None for anything
+    else. Only for patches whose operations are well-formed but for their `test`s."""
+    if isinstance(err, Conflict):
+        return err
+    if isinstance(err, NotFound) or (err.code == 422 and err.message == UNAPPLICABLE_PATCH
+                                     and not (err.status.get("details") or {}).get("causes")):
+        conflict = Conflict(409, "Conflict", err.message or err.reason, status=err.status)
+        conflict.__cause__ = err
+        return conflict
+    return None
+
+
 class AlreadyExists(Conflict):
     """409 with reason AlreadyExists: a create of a name that is taken."""
 

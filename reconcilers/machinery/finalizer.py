@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from controller.client import KubeClient
-from controller.errors import NotFound
+from controller.errors import ApiError, NotFound, lost_race
 from controller.resource import Resource
 
 Json = dict[str, Any]
@@ -40,8 +40,14 @@ async def _set_finalizers(client: KubeClient, resource: Resource, obj: Json,
     else:
         ops = [{"op": "test", "path": "/metadata/finalizers", "value": current},
                {"op": "replace", "path": "/metadata/finalizers", "value": finalizers}]
-    return await client.patch(resource, meta.get("namespace"), meta["name"], ops,
-                              patch_type="json")
+    try:
+        return await client.patch(resource, meta.get("namespace"), meta["name"], ops,
+                                  patch_type="json")
+    except ApiError as err:
+        conflict = lost_race(err) if not isinstance(err, NotFound) else None
+        if conflict is not None:
+            raise conflict from err
+        raise
 
 
 async def ensure_finalizer(client: KubeClient, resource: Resource, obj: Json) -> Json:

@@ -31,7 +31,7 @@ from api.v1alpha1 import (
 )
 from backends import constants
 from backends.multinode import node_count
-from controller.errors import ApiError, Conflict, NotFound
+from controller.errors import ApiError, NotFound, lost_race
 from controller.handlers import Mapper
 from controller.managed_fields import owners_of
 from controller.manager import Manager
@@ -240,12 +240,9 @@ def _raise_if_lost_race(err: ApiError) -> None:
     """A failed `test` operation (422) means another writer got there first, and a 404 that
     the object went away meanwhile: both are conflicts, retried with backoff by the controller
     (the next look sees the new state) and not counted as errors."""
-    if isinstance(err, Conflict):
-        raise err
-    if isinstance(err, NotFound):
-        raise Conflict(409, "Conflict", err.message, status=err.status) from err
-    if err.code == 422 and "test failed" in err.message:
-        raise Conflict(409, "Conflict", err.message, status=err.status) from err
+    conflict = lost_race(err)
+    if conflict is not None:
+        raise conflict
 
 
 def register(manager: Manager, ctx: OperatorContext) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from controller.client import ClientConfig, KubeClient
-from controller.errors import ApiError, Conflict, NotFound
+from controller.errors import UNAPPLICABLE_PATCH, ApiError, Conflict, NotFound, lost_race
 from controller.metrics import Metrics
 from controller.resource import CONFIG_MAPS
 from hack.localcluster.server import LocalCluster
@@ -125,3 +125,26 @@ async def test_watch_events_cut_across_chunks_arrive_whole(kubeconfig: Path) -> 
         assert seen[2]["object"]["data"]["k"] == big  # type: ignore[index]
     finally:
         await client.close()
+
+
+async def test_a_failed_json_patch_test_is_a_lost_race_and_nothing_else_is(
+        client: KubeClient) -> None:
+    """kube-apiserver answers a failed `test` with 422 and only its generic patch text; that
+    (and a vanished object) reads as a Conflict, a refused value does not."""
+    await client.create(CONFIG_MAPS, {"metadata": {"name": "r", "namespace": "default"},
+                                      "data": {"k": "v"}})
+    with pytest.raises(ApiError) as failed:
+        await client.patch(CONFIG_MAPS, "default", "r", [
+            {"op": "test", "path": "/data/k", "value": "other"},
+            {"op": "replace", "path": "/data/k", "value": "w"}], patch_type="json")
+    assert failed.value.code == 422 and failed.value.message == UNAPPLICABLE_PATCH
+    assert isinstance(lost_race(failed.value), Conflict)
+    with pytest.raises(NotFound) as gone:
+        await client.patch(CONFIG_MAPS, "default", "missing", [
+            {"op": "replace", "path": "/data/k", "value": "w"}], patch_type="json")
+    assert isinstance(lost_race(gone.value), Conflict)
+    with pytest.raises(ApiError) as refused:
+        await client.patch(CONFIG_MAPS, "default", "r", [
+            {"op": "add", "path": "/metadata/labels", "value": {"not a key!": "x"}}],
+            patch_type="json")
+    assert refused.value.code in (400, 422) and lost_race(refused.value) is None

@@ -15,6 +15,7 @@ from graph_harness import AGENT, NS, events, eventually, graph, install, operato
 from backends.settings import OperatorSettings
 from controller.client import KubeClient
 from controller.errors import NotFound
+from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import LocalCluster
 from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
@@ -122,7 +123,10 @@ async def test_terminating_graph_gets_no_children(client: KubeClient, kubeconfig
             with contextlib.suppress(NotFound):
                 await client.delete(COMPONENT_DEPLOYMENTS, NS, name)
         await asyncio.sleep(1.0)
-        assert cluster.stats.writes(user_agent=AGENT) == 0, cluster.stats.snapshot()
+        # A finalizer release from a cache a step behind fails its `test` and changes nothing.
+        landed = [s for s in cluster.stats.snapshot() if s["userAgent"] == AGENT
+                  and s["verb"] in WRITE_VERBS and int(str(s["code"])) < 400]
+        assert landed == [], cluster.stats.snapshot()
 
         async def no_children() -> bool:
             return not await dcd_names(client)
