@@ -19,7 +19,7 @@ from api.conversion.component import REPLICA_STATUS_RULES, SHARED_SPEC_RULES
 from api.conversion.errors import ConversionFailure
 from api.conversion.objects import KindConversion
 from api.conversion.rules import Rule, convert_fields, keyed_map, rename, same
-from api.kube import Json, copy_json
+from api.kube import Json
 
 __all__ = ["GRAPH_DEPLOYMENT"]
 
@@ -29,7 +29,7 @@ def _services_to_components(src: Json, restored: Json) -> tuple[Json, Json]:
         return {}, {}
     services = src["services"]
     if not isinstance(services, dict):
-        return {"components": copy_json(services)}, {}
+        return {"components": services}, {}
     entries = {
         e["name"]: e
         for e in _list(restored.get("components"))
@@ -63,7 +63,7 @@ def _components_to_services(src: Json, restored: Json) -> tuple[Json, Json]:
         return {}, {}
     components = src["components"]
     if not isinstance(components, list):
-        return {"services": copy_json(components)}, {}
+        return {"services": components}, {}
     saved = restored.get("services")
     saved = saved if isinstance(saved, dict) else {}
     services: Json = {}

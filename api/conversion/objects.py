@@ -47,7 +47,7 @@ class KindConversion:
 
 def convert_object(obj: Json, conversion: KindConversion, *, to_hub: bool) -> Json:
     """Convert a whole object of `conversion.kind`; the input is not changed."""
-    src = copy_json(obj)
+    src = obj  # read only: everything written goes to new dicts, and the result is copied
     annotations = _annotations(src)
     restored_spec = _payload(annotations.get(conversion.spec_annotation))
     restored_status = _payload(annotations.get(conversion.status_annotation))
@@ -71,11 +71,15 @@ def convert_object(obj: Json, conversion: KindConversion, *, to_hub: bool) -> Js
             out[key] = value
     out.setdefault("apiVersion", HUB if to_hub else SPOKE)
     if saves:
-        metadata = out.setdefault("metadata", {})
-        written = metadata.setdefault("annotations", {})
+        current = out.get("metadata")
+        metadata = dict(current) if isinstance(current, dict) else {}
+        existing = metadata.get("annotations")
+        written = dict(existing) if isinstance(existing, dict) else {}
         for name, save in saves.items():
             written[name] = json.dumps(save, separators=(",", ":"), sort_keys=True)
-    return out
+        metadata["annotations"] = written
+        out["metadata"] = metadata
+    return copy_json(out)  # rules may share values between places; the result shares none
 
 
 def _annotations(obj: Json) -> Json:

@@ -140,7 +140,9 @@ GRAPH_DEPLOYMENT_REQUEST = KindConversion(
     spec_rules=[
         *same("model"),
         projection(("backend",), ("backend",), lambda s: dict(s), _backend_to_spoke),
-        projection(("autoApply",), ("autoApply",), _auto_apply_to_hub, _auto_apply_to_spoke),
+        projection(
+            ("autoApply",), ("autoApply",), _auto_apply_to_hub, _auto_apply_to_spoke, fills=True
+        ),
         projection(
             ("profilingConfig", "useMocker"),
             ("image", "features"),

@@ -1,6 +1,9 @@
 """The conversion engine: rules that map the fields of one version onto the other, and the
 sparse payload that keeps what the other side cannot hold.
 
+Rules never change their input and may share parts of it in what they return; whole-object
+conversion (`api.conversion.objects.convert_object`) copies its result once.
+
 A `Rule` pairs some spoke (v1alpha1) fields with some hub (v1beta1) fields. Converting one
 object (a spec, a component, a status entry) runs every rule on the fields it names; each rule
 returns the converted fields and the *save*: the source fields the result cannot give back.
@@ -23,7 +26,7 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
-from api.kube import Json, copy_json
+from api.kube import Json
 
 __all__ = [
     "Rule",
@@ -45,12 +48,14 @@ Projection = Callable[[Json], Json]
 
 @attrs.frozen
 class Rule:
-    """Spoke fields `spoke` and hub fields `hub`, and how to convert each way."""
+    """Spoke fields `spoke` and hub fields `hub`, and how to convert each way. Unless `fills`,
+    a rule given no fields and no payload returns nothing (and is skipped)."""
 
     spoke: tuple[str, ...]
     hub: tuple[str, ...]
     to_hub: Step
     to_spoke: Step
+    fills: bool = False
 
 
 def present(fields: Json) -> Json:
@@ -60,17 +65,19 @@ def present(fields: Json) -> Json:
 
 def _saved(fields: Json, keys: tuple[str, ...]) -> Json:
     # A group saved while absent in the source is written as {"firstKey": null}.
-    return copy_json(fields) if fields else {keys[0]: None}
+    return dict(fields) if fields else {keys[0]: None}
 
 
 def _projecting(fwd: Projection, back: Projection, src_keys: tuple[str, ...]) -> Step:
+    # Projections never change their argument; the values they return may share parts of it
+    # (`convert_object` copies its result once at the end).
     def step(src: Json, restored: Json) -> tuple[Json, Json]:
-        dst = fwd(copy_json(src))
+        dst = fwd(src)
         if restored:
             candidate = present(restored)
-            if back(copy_json(candidate)) == src:
-                dst = copy_json(candidate)
-        save = {} if back(copy_json(dst)) == src else _saved(src, src_keys)
+            if back(candidate) == src:
+                dst = candidate
+        save = {} if back(dst) == src else _saved(src, src_keys)
         return dst, save
 
     return step
@@ -81,26 +88,32 @@ def projection(
     hub: tuple[str, ...],
     to_hub: Projection,
     to_spoke: Projection,
+    *,
+    fills: bool = False,
 ) -> Rule:
     """A group of fields converted by two pure functions that need not be inverse: what one
     direction loses is saved whole (the group is the unit of the payload) and restored only
-    while the live fields still match it."""
+    while the live fields still match it. `fills`: the functions give fields for absent ones
+    (a default that differs between the versions)."""
     return Rule(
         spoke,
         hub,
         _projecting(to_hub, to_spoke, spoke),
         _projecting(to_spoke, to_hub, hub),
+        fills,
     )
+
+
+def _moving(src_key: str, dst_key: str) -> Step:
+    def step(src: Json, restored: Json) -> tuple[Json, Json]:
+        return ({dst_key: src[src_key]} if src_key in src else {}), {}
+
+    return step
 
 
 def rename(spoke: str, hub: str) -> Rule:
-    """The same value under another name."""
-    return projection(
-        (spoke,),
-        (hub,),
-        lambda f: {hub: f[spoke]} if spoke in f else {},
-        lambda f: {spoke: f[hub]} if hub in f else {},
-    )
+    """The same value under another name (nothing is ever saved)."""
+    return Rule((spoke,), (hub,), _moving(spoke, hub), _moving(hub, spoke))
 
 
 def same(*names: str) -> list[Rule]:
@@ -118,7 +131,7 @@ def nested(spoke: str, hub: str, rules: Sequence[Rule]) -> Rule:
                 return {}, {}
             value = src[src_key]
             if not isinstance(value, dict):
-                return {dst_key: copy_json(value)}, {}
+                return {dst_key: value}, {}
             inner = restored.get(dst_key)
             dst, save = convert_fields(
                 value, rules, to_hub=to_hub, restored=inner if isinstance(inner, dict) else None
@@ -135,10 +148,10 @@ def lifted(hub: str, spoke: tuple[str, ...]) -> Rule:
     more: those hub-only fields, and an empty object, are saved in the hub payload)."""
 
     def to_hub(src: Json, restored: Json) -> tuple[Json, Json]:
-        inner = {k: copy_json(src[k]) for k in spoke if k in src}
+        inner = {k: src[k] for k in spoke if k in src}
         saved = restored.get(hub)
         if isinstance(saved, dict):
-            inner.update({k: copy_json(v) for k, v in saved.items() if k not in spoke})
+            inner.update({k: v for k, v in saved.items() if k not in spoke})
             return {hub: inner}, {}
         return ({hub: inner} if inner else {}), {}
 
@@ -147,9 +160,9 @@ def lifted(hub: str, spoke: tuple[str, ...]) -> Rule:
             return {}, {}
         value = src[hub]
         if not isinstance(value, dict):
-            return {}, {hub: copy_json(value)}
-        inner = {k: copy_json(value[k]) for k in spoke if k in value}
-        extras = {k: copy_json(v) for k, v in value.items() if k not in spoke}
+            return {}, {hub: value}
+        inner = {k: value[k] for k in spoke if k in value}
+        extras = {k: v for k, v in value.items() if k not in spoke}
         return inner, ({hub: extras} if extras or not inner else {})
 
     return Rule(spoke, (hub,), to_hub, to_spoke)
@@ -165,14 +178,14 @@ def keyed_map(spoke: str, hub: str, rules: Sequence[Rule]) -> Rule:
                 return {}, {}
             entries = src[src_key]
             if not isinstance(entries, dict):
-                return {dst_key: copy_json(entries)}, {}
+                return {dst_key: entries}, {}
             saved = restored.get(dst_key)
             saved = saved if isinstance(saved, dict) else {}
             out: Json = {}
             saves: Json = {}
             for key, value in entries.items():
                 if not isinstance(value, dict):
-                    out[key] = copy_json(value)
+                    out[key] = value
                     continue
                 inner = saved.get(key)
                 out[key], save = convert_fields(
@@ -202,13 +215,15 @@ def convert_fields(
         dst_covered.update(dst_keys)
         part = {k: src[k] for k in src_keys if k in src}
         restored_part = {k: restored[k] for k in dst_keys if k in restored}
+        if not part and not restored_part and not rule.fills:
+            continue
         converted, saved = (rule.to_hub if to_hub else rule.to_spoke)(part, restored_part)
         dst.update(converted)
         save.update(saved)
     for key, value in src.items():
         if key not in src_covered:  # only the source version has it
-            save[key] = copy_json(value)
+            save[key] = value
     for key, value in restored.items():
         if key not in dst_covered and key not in dst and value is not None:
-            dst[key] = copy_json(value)  # only the target version has it
+            dst[key] = value  # only the target version has it
     return dst, save
