@@ -498,3 +498,67 @@ def test_components_without_a_unique_name_cannot_become_a_map(
 ) -> None:
     with pytest.raises(ConversionFailure, match=message):
         convert(beta_graph(components), "v1alpha1")
+
+
+def test_component_deployment_service_name_is_its_name_and_pod_selector_is_saved() -> None:
+    spoke = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoComponentDeployment",
+        "metadata": {"name": "g-worker"},
+        "spec": {"serviceName": "Worker", "backendFramework": "vllm", "componentType": "worker"},
+        "status": {
+            "observedGeneration": 1,
+            "podSelector": {"app": "w"},
+            "service": {"componentKind": "Deployment", "componentName": "g-worker"},
+        },
+    }
+    hub = convert(spoke, "v1beta1")
+    assert hub["spec"] == {"name": "Worker", "backendFramework": "vllm", "type": "worker"}
+    assert hub["status"] == {
+        "observedGeneration": 1,
+        "component": {"componentKind": "Deployment", "componentNames": ["g-worker"]},
+    }
+    dcd_status = private_annotations("DynamoComponentDeployment")[1]
+    assert payload(hub, dcd_status) == {
+        "podSelector": {"app": "w"},
+        "service": {"componentName": "g-worker"},
+    }
+    assert convert(hub, "v1alpha1") == spoke
+
+
+def test_a_model_converts_field_for_field() -> None:
+    spoke = {
+        "apiVersion": "nvidia.com/v1alpha1",
+        "kind": "DynamoModel",
+        "metadata": {"name": "m"},
+        "spec": {"modelName": "a-lora", "baseModelName": "a", "modelType": "lora"},
+        "status": {"readyEndpoints": 1, "endpoints": [{"podName": "p", "ready": True}]},
+    }
+    hub = convert(spoke, "v1beta1")
+    assert hub == {**spoke, "apiVersion": "nvidia.com/v1beta1"}
+    assert convert(hub, "v1alpha1") == spoke
+
+
+def test_a_status_change_on_the_hub_wins_over_the_saved_component_name() -> None:
+    spoke = alpha_graph({})
+    spoke["status"] = {"services": {"W": {"componentName": "w-old"}}}
+    hub = convert(spoke, "v1beta1")
+    assert payload(hub, DGD_STATUS) == {"services": {"W": {"componentName": "w-old"}}}
+    hub["status"]["components"]["W"]["componentNames"] = ["w-old", "w-new"]
+    assert convert(hub, "v1alpha1")["status"]["services"]["W"] == {
+        "componentName": "w-new",
+        "componentNames": ["w-old", "w-new"],
+    }
+
+
+def test_the_result_shares_nothing_with_the_input() -> None:
+    spoke = alpha_graph(
+        {"W": {"envs": [{"name": "A"}], "extraPodSpec": {"mainContainer": {"args": ["x"]}}}},
+        envs=[{"name": "B"}],
+    )
+    snapshot = copy_json(spoke)
+    hub = convert(spoke, "v1beta1")
+    hub["spec"]["env"][0]["name"] = "changed"
+    main_container(hub["spec"]["components"][0])["args"].append("y")
+    hub["metadata"]["name"] = "other"
+    assert spoke == snapshot
