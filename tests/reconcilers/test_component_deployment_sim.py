@@ -102,9 +102,11 @@ async def test_image_pull_failure_is_reported(
                                               selector="nvidia.com/selector=w")
     async with running_operator(sim_kubeconfig, [component_deployment.register]):
         await kube.create(COMPONENT_DEPLOYMENTS, dcd("w", replicas=1))
-        obj = await wait_for(kube, COMPONENT_DEPLOYMENTS, NS, "w",
-                             available_is("False", "ImagePull"))
-        assert "0/1 replicas available" in condition(obj, "Available")["message"]
+        pulling = available_is("False", "ImagePull")
+        # Until the Deployment's status catches up with its first spec, the message says so.
+        obj = await wait_for(kube, COMPONENT_DEPLOYMENTS, NS, "w", lambda o: pulling(o) and (
+            "0/1 replicas available" in condition(o, "Available")["message"]))
+        assert "ErrImagePull" in condition(obj, "Available")["message"]
 
 
 async def test_multinode_runs_on_leader_worker_sets(
