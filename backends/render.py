@@ -1,7 +1,8 @@
 """Everything the operator would create for a manifest, computed without a cluster.
 
-`render` takes one object as JSON (a DynamoGraphDeployment or a DynamoComponentDeployment) and
-returns the objects the controllers would write for it, parents before children. Like every
+`render` takes one object as JSON (a DynamoGraphDeployment or a DynamoComponentDeployment, in
+`nvidia.com/v1alpha1` or `v1beta1`: both versions of one deployment render the same objects)
+and returns the objects the controllers would write for it, parents before children. Like every
 builder's output they carry no owner references: the operator's child writer adds those when it
 creates a child, from the stored parent's UID. Graphs are rendered as on a cluster serving every
 optional API they use (an EPP service's InferencePool included).
@@ -18,6 +19,8 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from api.conversion import HUB, ConversionFailure
+from api.conversion.views import read_as
 from api.convert import dump
 from api.errors import InvalidObject
 from api.load import load_valid
@@ -89,6 +92,11 @@ def render(
     settings = dataclasses.replace(settings or OperatorSettings(), inference_pool_enabled=True)
     kind = manifest.get("kind")
     data = copy.deepcopy(dict(manifest))
+    if kind in _RENDERED and data.get("apiVersion") == HUB:
+        try:  # the builders take the v1alpha1 model
+            data = read_as(data, DYNAMO_API_VERSION)
+        except ConversionFailure as err:
+            raise GenerationError(str(err)) from None
     data.setdefault("metadata", {}).setdefault("namespace", "default")
     if kind == "DynamoGraphDeployment":
         return _graph(_load(DynamoGraphDeployment, data), settings, pull_secrets)

@@ -2,7 +2,8 @@
 
 `dynamo-operator [FLAGS]` runs the operator (`dynamo-operator --help` lists the flags).
 `dynamo-operator render -f FILE` prints the objects the operator would create for the
-manifests in FILE, without a cluster.
+manifests in FILE, without a cluster. `dynamo-operator convert -f FILE [--to VERSION]` prints
+the manifests of FILE in another nvidia.com API version.
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from reconcilers.operator.render import main as render
 
         return render(args[1:])
+    if args and args[0] == "convert":
+        from reconcilers.operator.convert import main as convert
+
+        return convert(args[1:])
     # Before anything imports kubernetes_asyncio: the process needs its transport and
     # kubeconfig loaders, not the generated client (about 30 MiB).
     from controller import lean_imports

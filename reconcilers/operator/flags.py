@@ -219,7 +219,7 @@ _UNSUPPORTED_BOOL_FLAGS = ("--enable-http2",
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="dynamo-operator", usage="%(prog)s [flags]   (or: %(prog)s render -f FILE)",
+        prog="dynamo-operator", usage="%(prog)s [flags]   (or: %(prog)s render|convert -f FILE)",
         description="Kubernetes operator for NVIDIA Dynamo (nvidia.com/v1alpha1).",
         epilog="Subcommand: `dynamo-operator render -f FILE` prints the objects the operator "
                "would create, without a cluster.")
