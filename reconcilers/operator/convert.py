@@ -17,6 +17,7 @@ import sys
 import yaml
 
 from api.conversion import HUB, SPOKE, VERSIONS, ConversionFailure, convert
+from reconcilers.operator.manifest_files import ManifestError, read_documents
 
 
 def main(argv: list[str]) -> int:
@@ -30,24 +31,12 @@ def main(argv: list[str]) -> int:
                         default=HUB.split("/")[1], help="the API version to write [%(default)s]")
     options = parser.parse_args(argv)
     try:
-        if options.filename == "-":
-            text = sys.stdin.read()
-        else:
-            with open(options.filename, encoding="utf-8") as stream:
-                text = stream.read()
-        documents = [doc for doc in yaml.safe_load_all(text) if doc is not None]
-        converted = [_converted(doc, options.to) for doc in documents]
-    except (OSError, yaml.YAMLError, ConversionFailure, ValueError) as exc:
+        converted = [convert(doc, options.to) if doc.get("apiVersion") in VERSIONS else doc
+                     for doc in read_documents(options.filename)]
+    except (OSError, yaml.YAMLError, ManifestError, ConversionFailure) as exc:
         print(f"dynamo-operator convert: {exc}", file=sys.stderr)
         return 1
     sys.stdout.write(yaml.safe_dump_all(converted, sort_keys=False, explicit_start=True,
                                         width=1 << 16, allow_unicode=True))
     return 0
 
-
-def _converted(doc: object, version: str) -> object:
-    if not isinstance(doc, dict):
-        raise ValueError("every YAML document must be a Kubernetes object")
-    if doc.get("apiVersion") in VERSIONS:
-        return convert(doc, version)
-    return doc

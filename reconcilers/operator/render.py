@@ -13,6 +13,7 @@ import yaml
 from backends.errors import GenerationError
 from backends.render import render_documents
 from backends.settings import OperatorSettings
+from reconcilers.operator.manifest_files import ManifestError, read_documents
 
 
 def main(argv: list[str]) -> int:
@@ -25,17 +26,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--grove", action="store_true", help="render graphs as Grove PodCliqueSets")
     options = parser.parse_args(argv)
     try:
-        if options.filename == "-":
-            text = sys.stdin.read()
-        else:
-            with open(options.filename, encoding="utf-8") as stream:
-                text = stream.read()
-        manifests = [doc for doc in yaml.safe_load_all(text) if doc is not None]
-        if not all(isinstance(doc, dict) for doc in manifests):
-            raise GenerationError("every YAML document must be a Kubernetes object")
-        objects, notes = render_documents(manifests,
+        objects, notes = render_documents(read_documents(options.filename),
                                           OperatorSettings(grove_enabled=options.grove))
-    except (OSError, yaml.YAMLError, GenerationError) as exc:
+    except (OSError, yaml.YAMLError, ManifestError, GenerationError) as exc:
         print(f"dynamo-operator render: {exc}", file=sys.stderr)
         return 1
     for note in notes:
