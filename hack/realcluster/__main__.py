@@ -67,7 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         plane.start()
         plane.write_kubeconfig(args.kubeconfig)
         print(f"ready {plane.url}", flush=True)
-        print(f"started in {plane.startup_seconds:.1f} s", file=sys.stderr, flush=True)
+        waits = ", ".join(f"{name} {seconds} s" for name, seconds in plane.phases.items())
+        print(f"started in {plane.startup_seconds:.1f} s (healthy after: {waits})",
+              file=sys.stderr, flush=True)
         while not stop.wait(1.0):
             if exited := plane.exited():
                 print(f"exited: {', '.join(exited)}", file=sys.stderr)

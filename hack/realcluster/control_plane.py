@@ -63,6 +63,7 @@ class ControlPlane:
     _temp: Path | None = None
     ports: components.Ports | None = None
     startup_seconds: float = 0.0
+    phases: dict[str, float] = field(default_factory=dict)  # seconds until each was healthy
 
     @property
     def layout(self) -> components.Layout:
@@ -140,7 +141,8 @@ class ControlPlane:
 
     def _wait_healthy(self, name: str, url: str, context: ssl.SSLContext | None) -> None:
         child = next(c for c in self._children if c.name == name)
-        deadline = time.monotonic() + self.start_timeout
+        started = time.monotonic()
+        deadline = started + self.start_timeout
         last = ""
         while time.monotonic() < deadline:
             if child.process.poll() is not None:
@@ -148,6 +150,7 @@ class ControlPlane:
             try:
                 with urllib.request.urlopen(url, timeout=5, context=context) as response:
                     if response.status == 200:
+                        self.phases[name] = round(time.monotonic() - started, 2)
                         return
             except (urllib.error.URLError, OSError) as error:
                 last = str(error)

@@ -1,14 +1,16 @@
 """What the real control plane is built from, and where the built binaries are cached.
 
-The inputs are Debian packages, pinned by exact version, and the recipe itself (the source of
-this package's build modules). Their digest names the cache directory, so a cache lookup needs
-no network and a change of pin or recipe builds anew:
+The inputs are Debian packages, pinned by exact version, the vendor replacements, the Go
+settings and targets of the build, and a revision number for whatever else the recipe does.
+Their digest names the cache directory, so a cache lookup needs no network and a change of any
+input builds anew (a cosmetic edit of the build code does not):
 `${XDG_CACHE_HOME:-~/.cache}/dynamo-operator/realcluster/<version>-<digest>/bin/`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,8 +39,18 @@ ETCD_BINARY = "usr/bin/etcd"
 COMPONENTS = ("kube-apiserver", "kube-controller-manager", "kube-scheduler")
 BINARIES = (*COMPONENTS, "etcd")
 
-# The modules whose text is part of the recipe: editing one of them rebuilds.
-RECIPE_MODULES = ("inputs.py", "debian.py", "vendor_fix.py", "build.py")
+# Vendored modules replaced by Debian's sources (see vendor_fix): module -> (old, new).
+VENDOR_REPLACEMENTS = {
+    "github.com/modern-go/reflect2": ("v1.0.1", "v1.0.2"),
+    "github.com/json-iterator/go": ("v1.1.10", "v1.1.12"),
+}
+
+# Go settings of the build: offline, from vendor/ only, static binaries (as Debian builds them).
+GO_SETTINGS = {"GOPROXY": "off", "GOFLAGS": "-mod=vendor", "GOTOOLCHAIN": "local",
+               "CGO_ENABLED": "0"}
+
+# Bump when the recipe changes in a way that the values above do not show.
+RECIPE_REVISION = 1
 
 
 @dataclass(frozen=True)
@@ -70,15 +82,17 @@ def cache_root() -> Path:
     return Path(base) / "dynamo-operator" / "realcluster"
 
 
+def recipe() -> dict[str, object]:
+    """Everything the built binaries depend on, as plain data."""
+    return {"kubernetes": KUBERNETES_VERSION, "source": SOURCE_PACKAGE,
+            "packages": TOOL_PACKAGES, "components": COMPONENTS,
+            "vendor": VENDOR_REPLACEMENTS, "go": GO_SETTINGS, "revision": RECIPE_REVISION}
+
+
 def inputs_digest() -> str:
-    """A short SHA-256 over the pins and the recipe modules."""
-    digest = hashlib.sha256()
-    for name, version in (SOURCE_PACKAGE, *TOOL_PACKAGES):
-        digest.update(f"{name}={version}\n".encode())
-    here = Path(__file__).parent
-    for module in RECIPE_MODULES:
-        digest.update(module.encode() + b"\0" + (here / module).read_bytes())
-    return digest.hexdigest()[:16]
+    """A short SHA-256 of the recipe."""
+    text = json.dumps(recipe(), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def cached_build(root: Path | None = None) -> CachedBuild:

@@ -13,11 +13,10 @@ import re
 import shutil
 from pathlib import Path
 
+from .inputs import VENDOR_REPLACEMENTS
+
 # module path -> (version vendored by Kubernetes 1.20, version Debian ships)
-REPLACEMENTS = {
-    "github.com/modern-go/reflect2": ("v1.0.1", "v1.0.2"),
-    "github.com/json-iterator/go": ("v1.1.10", "v1.1.12"),
-}
+REPLACEMENTS = VENDOR_REPLACEMENTS
 
 GOCODE = Path("usr/share/gocode/src")
 
