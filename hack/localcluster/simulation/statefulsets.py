@@ -6,7 +6,9 @@ As kube-controller-manager's (`stateful_set_control.go`), one sync per change:
   `statefulset.kubernetes.io/pod-name`, `apps.kubernetes.io/pod-index` and
   `controller-revision-hash` (the revision's name, see `statefulset_revisions`), with
   `hostname` = the pod's name and `subdomain` = `serviceName`; each volumeClaimTemplate gives
-  the pod a claim `<template>-<set>-<ordinal>`, created before the pod;
+  the pod a claim `<template>-<set>-<ordinal>`, created before the pod (owned by the set
+  when `persistentVolumeClaimRetentionPolicy.whenDeleted` is Delete; `whenScaled` is not
+  simulated: claims of removed ordinals stay);
 * `podManagementPolicy: OrderedReady` (the default) creates one pod at a time, each Running
   and Ready (and available, with minReadySeconds) before the next, and scales down from the
   highest ordinal, one at a time, only while the others are healthy; `Parallel` creates and
@@ -31,7 +33,15 @@ from typing import Any
 
 from ..storage import Change
 from .loop import Context, ControlLoop, Key
-from .objects import controller_ref, meta, pod_from_template, pod_phase, pod_ready, terminating
+from .objects import (
+    controller_ref,
+    meta,
+    owner_reference,
+    pod_from_template,
+    pod_phase,
+    pod_ready,
+    terminating,
+)
 from .pod_creation import CreateAttempts
 from .replicasets import available_since
 from .statefulset_revisions import (
@@ -203,9 +213,13 @@ class StatefulSetController(ControlLoop):
             if self.writer.get(CLAIMS, namespace, claim_name) is not None:
                 continue
             labels = dict((spec.get("selector") or {}).get("matchLabels") or {})
-            body = {"metadata": {"name": claim_name, "namespace": namespace,
-                                 "labels": {**(meta(template).get("labels") or {}), **labels}},
-                    "spec": copy.deepcopy(template.get("spec") or {})}
+            body: Json = {"metadata": {
+                "name": claim_name, "namespace": namespace,
+                "labels": {**(meta(template).get("labels") or {}), **labels}},
+                "spec": copy.deepcopy(template.get("spec") or {})}
+            retention = spec.get("persistentVolumeClaimRetentionPolicy") or {}
+            if retention.get("whenDeleted") == "Delete":  # the set's deletion takes the claim
+                body["metadata"]["ownerReferences"] = [owner_reference(sts)]
             if self.writer.create(CLAIMS, namespace, body) is not None:
                 self.events.normal(sts, "SuccessfulCreate",
                                    f"create Claim {claim_name} Pod {name}-{ordinal} in "

@@ -191,3 +191,27 @@ async def test_replication_controller_keeps_its_replicas(core: client.CoreV1Api)
               if e.involved_object.name == "legacy"}
     assert ("replication-controller", "SuccessfulCreate") in events
     assert ("replication-controller", "SuccessfulDelete") in events
+
+
+async def test_claims_from_templates_and_their_retention(
+        apps: client.AppsV1Api, core: client.CoreV1Api) -> None:
+    body = statefulset("vol", replicas=2)
+    body["spec"]["volumeClaimTemplates"] = [{"metadata": {"name": "data"}, "spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]
+    body["spec"]["persistentVolumeClaimRetentionPolicy"] = {"whenDeleted": "Delete"}
+    await apps.create_namespaced_stateful_set(NS, body)
+    s = await eventually(lambda: settled(apps, "vol", 2))
+    claims = {c.metadata.name: c for c in (await core.list_namespaced_persistent_volume_claim(
+        NS)).items}
+    assert sorted(claims) == ["data-vol-0", "data-vol-1"]
+    assert claims["data-vol-0"].metadata.labels == {"app": "vol"}
+    assert claims["data-vol-0"].metadata.owner_references[0].uid == s.metadata.uid
+    pod = await core.read_namespaced_pod("vol-1", NS)
+    assert [(v.name, v.persistent_volume_claim.claim_name) for v in pod.spec.volumes
+            if v.persistent_volume_claim] == [("data", "data-vol-1")]
+    await apps.delete_namespaced_stateful_set("vol", NS)
+
+    async def claims_gone() -> bool:
+        return not (await core.list_namespaced_persistent_volume_claim(NS)).items
+
+    await eventually(claims_gone)
