@@ -10,6 +10,7 @@ import aiohttp
 import pytest
 from kubernetes_asyncio import client
 
+from hack.localcluster.rbac import request_attributes
 from hack.localcluster.server import LocalCluster
 
 NS = "default"
@@ -70,3 +71,12 @@ async def test_exec_without_a_host_or_a_kubelet(cluster: LocalCluster,
     assert code == 500
     code, _ = await call(cluster, "GET", f"/api/v1/namespaces/{NS}/pods/nope/log")
     assert code == 404
+
+
+def test_websocket_streams_are_authorized_as_create() -> None:
+    def verb(method: str, sub: str) -> str:
+        return request_attributes(method, f"/api/v1/namespaces/ns/pods/x/{sub}", {}).verb
+
+    assert [verb("GET", s) for s in ("exec", "attach", "portforward")] == ["create"] * 3
+    assert [verb("POST", s) for s in ("exec", "attach", "portforward")] == ["create"] * 3
+    assert verb("GET", "log") == "get"

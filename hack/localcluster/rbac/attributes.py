@@ -14,6 +14,9 @@ from dataclasses import dataclass
 
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
+#: Pod subresources whose websocket upgrade (a GET) is authorized as `create`, as the POST of
+#: a SPDY upgrade is (kube-apiserver 1.31 and later).
+_STREAMS = frozenset({"exec", "attach", "portforward"})
 _METHOD_VERBS = {"POST": "create", "GET": "get", "HEAD": "get", "PUT": "update",
                  "PATCH": "patch", "DELETE": "delete"}
 
@@ -71,6 +74,8 @@ def request_attributes(method: str, path: str, query: dict[str, str]) -> Request
                 name = value if "/" not in value and value not in (".", "..") else ""
     if not name and verb == "delete":
         verb = "deletecollection"
+    if verb == "get" and group == "" and resource == "pods" and subresource in _STREAMS:
+        verb = "create"  # AuthorizePodWebsocketUpgradeCreatePermission: a websocket GET
     return RequestAttributes(verb=verb, resource_request=True, path=path, api_group=group,
                              api_version=version, namespace=namespace, resource=resource,
                              subresource=subresource, name=name)
