@@ -51,6 +51,8 @@ class FieldInfo:
     format: str | None = None
     inline: bool = False
     deprecated: bool = False
+    #: A list of objects keyed by these fields (`+listType=map`, `+listMapKey=...`).
+    list_map_keys: tuple[str, ...] = ()
 
 
 def doc(
@@ -67,6 +69,7 @@ def doc(
     format: str | None = None,
     inline: bool = False,
     deprecated: bool = False,
+    list_map_keys: Sequence[str] = (),
 ) -> dict[str, FieldInfo]:
     """Build the attrs metadata of a field.
 
@@ -89,6 +92,7 @@ def doc(
             format=format,
             inline=inline,
             deprecated=deprecated,
+            list_map_keys=tuple(list_map_keys),
         )
     }
 

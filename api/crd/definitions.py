@@ -1,13 +1,18 @@
 """The five CustomResourceDefinitions: names, printer columns, subresources and schema.
 
-`build_crds()` returns them as JSON dicts, ready to serialize or to install; hack/gen_crds.py
-writes them to deploy/crds/.
+Each CRD serves `v1alpha1` and `v1beta1`, each version's schema generated from its models and
+its own printer columns (v1beta1's paths where fields moved). `v1alpha1` is the storage version
+for now, and `spec.conversion` names the operator's conversion webhook (`/convert` of the
+webhook Service, as a kubebuilder CRD carries it); the operator (or cert-manager) keeps its
+clientConfig and caBundle current. `build_crds()` returns them as JSON dicts, ready to
+serialize or to install; hack/gen_crds.py writes them to deploy/crds/.
 """
 
 from __future__ import annotations
 
 import attrs
 
+import api.v1beta1 as v1beta1
 from api.crd.schema import object_schema
 from api.kube import Json
 from api.v1alpha1 import (
@@ -20,9 +25,24 @@ from api.v1alpha1 import (
     DynamoModel,
 )
 
-__all__ = ["CRDS", "Column", "CrdDefinition", "build_crd", "build_crds"]
+__all__ = [
+    "CONVERSION_PATH",
+    "CONVERSION_SERVICE",
+    "CRDS",
+    "STORAGE_VERSION",
+    "Column",
+    "CrdDefinition",
+    "build_crd",
+    "build_crds",
+    "conversion",
+]
 
 CATEGORY = "dynamo"
+#: The version objects are stored in (v1beta1 once the operator everywhere converts).
+STORAGE_VERSION = VERSION
+#: Where the conversion webhook is until the operator points the CRD at itself.
+CONVERSION_SERVICE = {"name": "dynamo-operator-webhook-service", "namespace": "dynamo-system"}
+CONVERSION_PATH = "/convert"
 
 
 @attrs.frozen
@@ -41,11 +61,22 @@ class CrdDefinition:
     """What a CRD needs beyond the model's schema."""
 
     model: type
+    #: The v1beta1 model of the kind.
+    hub_model: type
     plural: str
     singular: str
     short_names: tuple[str, ...]
     columns: tuple[Column, ...]
+    #: v1beta1's columns; empty: the same as v1alpha1's.
+    hub_columns: tuple[Column, ...] = ()
     scale: bool = False
+
+    def versions(self) -> tuple[tuple[str, type, tuple[Column, ...]], ...]:
+        """(version, model, columns) of each served version, oldest first."""
+        return (
+            (VERSION, self.model, self.columns),
+            (v1beta1.VERSION, self.hub_model, self.hub_columns or self.columns),
+        )
 
 
 def _age() -> Column:
@@ -59,6 +90,7 @@ def _condition(kind: str) -> str:
 CRDS: tuple[CrdDefinition, ...] = (
     CrdDefinition(
         model=DynamoGraphDeployment,
+        hub_model=v1beta1.DynamoGraphDeployment,
         plural="dynamographdeployments",
         singular="dynamographdeployment",
         short_names=("dgd",),
@@ -83,9 +115,31 @@ CRDS: tuple[CrdDefinition, ...] = (
     ),
     CrdDefinition(
         model=DynamoComponentDeployment,
+        hub_model=v1beta1.DynamoComponentDeployment,
         plural="dynamocomponentdeployments",
         singular="dynamocomponentdeployment",
         short_names=("dcd",),
+        hub_columns=(
+            Column("Type", ".spec.type", description="Component type."),
+            Column(
+                "Available", _condition("Available") + ".status", description="Available condition."
+            ),
+            _age(),
+            Column(
+                "Backend", ".spec.backendFramework", priority=1, description="Inference backend."
+            ),
+            Column("Component", ".spec.name", priority=1, description="Component name."),
+            Column(
+                "Replicas", ".spec.replicas", "integer", priority=1, description="Desired replicas."
+            ),
+            Column(
+                "Ready-Replicas",
+                ".status.component.readyReplicas",
+                "integer",
+                priority=1,
+                description="Ready replicas.",
+            ),
+        ),
         columns=(
             Column("Component", ".spec.componentType", description="Component type."),
             Column(
@@ -110,9 +164,29 @@ CRDS: tuple[CrdDefinition, ...] = (
     ),
     CrdDefinition(
         model=DynamoGraphDeploymentRequest,
+        hub_model=v1beta1.DynamoGraphDeploymentRequest,
         plural="dynamographdeploymentrequests",
         singular="dynamographdeploymentrequest",
         short_names=("dgdr",),
+        hub_columns=(
+            Column("Model", ".spec.model", description="Model to deploy."),
+            Column("Backend", ".spec.backend", description="Inference backend."),
+            Column("Phase", ".status.phase", description="Lifecycle phase."),
+            Column("DGD", ".status.dgdName", description="Name of the created graph."),
+            _age(),
+            Column(
+                "Profiling",
+                ".status.profilingPhase",
+                priority=1,
+                description="Step of the profiling run.",
+            ),
+            Column(
+                "Job",
+                ".status.profilingJobName",
+                priority=1,
+                description="Name of the profiling Job.",
+            ),
+        ),
         columns=(
             Column("Model", ".spec.model", description="Model to deploy."),
             Column("Backend", ".status.backend", description="Backend being profiled."),
@@ -131,6 +205,7 @@ CRDS: tuple[CrdDefinition, ...] = (
     ),
     CrdDefinition(
         model=DynamoGraphDeploymentScalingAdapter,
+        hub_model=v1beta1.DynamoGraphDeploymentScalingAdapter,
         plural="dynamographdeploymentscalingadapters",
         singular="dynamographdeploymentscalingadapter",
         short_names=("dgdsa",),
@@ -165,10 +240,42 @@ CRDS: tuple[CrdDefinition, ...] = (
                 description="Whether the service runs the replicas asked for.",
             ),
         ),
+        hub_columns=(
+            Column("DGD", ".spec.dgdRef.name", description="Target graph."),
+            Column("Component", ".spec.dgdRef.componentName", description="Target component."),
+            Column(
+                "Replicas",
+                ".status.replicas",
+                "integer",
+                description="Replicas last applied to the component.",
+            ),
+            _age(),
+            Column(
+                "Desired",
+                ".spec.replicas",
+                "integer",
+                priority=1,
+                description="Replicas asked for by the autoscaler.",
+            ),
+            Column(
+                "Last-Scaled",
+                ".status.lastScaleTime",
+                "date",
+                priority=1,
+                description="When the component was last scaled.",
+            ),
+            Column(
+                "Ready",
+                '.status.conditions[?(@.type=="Ready")].status',
+                priority=1,
+                description="Whether the component runs the replicas asked for.",
+            ),
+        ),
         scale=True,
     ),
     CrdDefinition(
         model=DynamoModel,
+        hub_model=v1beta1.DynamoModel,
         plural="dynamomodels",
         singular="dynamomodel",
         short_names=("dmodel", "dm"),
@@ -194,14 +301,17 @@ def build_crd(definition: CrdDefinition) -> Json:
             "specReplicasPath": ".spec.replicas",
             "statusReplicasPath": ".status.replicas",
         }
-    columns = []
-    for c in definition.columns:
-        column: Json = {"jsonPath": c.json_path, "name": c.name, "type": c.type}
-        if c.description:
-            column["description"] = c.description
-        if c.priority:
-            column["priority"] = c.priority
-        columns.append(column)
+    versions = [
+        {
+            "additionalPrinterColumns": _columns(columns),
+            "name": version,
+            "schema": {"openAPIV3Schema": object_schema(model)},
+            "served": True,
+            "storage": version == STORAGE_VERSION,
+            "subresources": subresources,
+        }
+        for version, model, columns in definition.versions()
+    ]
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -216,19 +326,32 @@ def build_crd(definition: CrdDefinition) -> Json:
                 "shortNames": list(definition.short_names),
                 "singular": definition.singular,
             },
+            "conversion": conversion(),
             "scope": "Namespaced",
-            "versions": [
-                {
-                    "additionalPrinterColumns": columns,
-                    "name": VERSION,
-                    "schema": {"openAPIV3Schema": object_schema(definition.model)},
-                    "served": True,
-                    "storage": True,
-                    "subresources": subresources,
-                }
-            ],
+            "versions": versions,
         },
     }
+
+
+def conversion() -> Json:
+    """`spec.conversion`: the operator's conversion webhook, reached through its Service."""
+    service = {**CONVERSION_SERVICE, "path": CONVERSION_PATH}
+    return {
+        "strategy": "Webhook",
+        "webhook": {"clientConfig": {"service": service}, "conversionReviewVersions": ["v1"]},
+    }
+
+
+def _columns(columns: tuple[Column, ...]) -> list[Json]:
+    out = []
+    for c in columns:
+        column: Json = {"jsonPath": c.json_path, "name": c.name, "type": c.type}
+        if c.description:
+            column["description"] = c.description
+        if c.priority:
+            column["priority"] = c.priority
+        out.append(column)
+    return out
 
 
 def build_crds() -> list[Json]:

@@ -346,6 +346,9 @@ _BUILDERS: dict[str, Callable[[], Json]] = {
     "RawExtension": _raw_extension,
     "Quantity": quantity,
     "Time": lambda: _string(format="date-time"),
+    # v1beta1: a JSON number, and a whole pod template (schemaless, as the preview features').
+    "Number": lambda: {"type": "number"},
+    "PodTemplateSpec": free_form,
 }
 
 

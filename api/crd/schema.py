@@ -77,6 +77,9 @@ def _field_schema(tp: Any, info: FieldInfo) -> Json:
         schema["default"] = info.default
     if info.format is not None:
         schema["format"] = info.format
+    if info.list_map_keys:
+        schema["x-kubernetes-list-type"] = "map"
+        schema["x-kubernetes-list-map-keys"] = list(info.list_map_keys)
     return schema
 
 

@@ -118,7 +118,11 @@ class DynamoGraphDeploymentSpec:
     )
     components: list[DynamoComponentDeploymentSharedSpec] | None = field(
         default=None,
-        metadata=doc("The components of the graph, keyed by name.", max_items=MAX_COMPONENTS),
+        metadata=doc(
+            "The components of the graph, keyed by name.",
+            max_items=MAX_COMPONENTS,
+            list_map_keys=("name",),
+        ),
     )
     env: list[EnvVar] | None = field(
         default=None, metadata=doc("Environment prepended to every component's main container.")

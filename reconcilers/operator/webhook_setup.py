@@ -10,6 +10,8 @@
   keeps the configuration itself, `clientConfig.url` being URL plus each path, with the CA of
   its certificate. Replicas on one host share the port (SO_REUSEPORT), so one going away leaves
   the others answering.
+* The same server answers the CRDs' ConversionReviews on `/convert`, and a cluster-wide
+  operator keeps our CRDs' `spec.conversion` pointing at it (`conversion_setup`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from controller.webhook_certs import (
     MountedCertificates,
 )
 from reconcilers.operator.admission import WEBHOOKS, AdmissionPolicy, handler_for
+from reconcilers.operator.conversion_setup import CONVERSION_CRDS, client_config, serve_conversion
 from reconcilers.operator.metrics import OperatorMetrics, instrument_webhook
 
 log = structlog.get_logger("reconcilers.operator.webhooks")
@@ -99,6 +102,8 @@ async def set_up_webhooks(manager: Manager, settings: WebhookSettings,
     policy = AdmissionPolicy(operator_identity=await operator_identity(manager.client),
                              namespace_restricted=settings.restricted_namespace is not None,
                              skip_namespace=skip_namespace)
+    # Our CRDs are the cluster's: only a cluster-wide operator points them at itself.
+    keeps_no_crds = settings.restricted_namespace is not None
     tls = TLSConfig()
     server = WebhookServer(tls, WebhookMetrics(manager.metrics.registry), port=settings.port,
                            reuse_port=True)
@@ -121,6 +126,7 @@ async def set_up_webhooks(manager: Manager, settings: WebhookSettings,
         managed = ManagedCertificates(
             manager.client, tls, settings.namespace, settings.secret_name, dns_names, ips,
             configurations=(settings.configuration_name,),
+            conversion_crds=() if keeps_no_crds else CONVERSION_CRDS,
             validity=datetime.timedelta(seconds=settings.cert_validity),
             ca_validity=datetime.timedelta(seconds=settings.cert_validity * 10))
         manager.add_runnable("webhook certificates", managed.run)
@@ -128,9 +134,13 @@ async def set_up_webhooks(manager: Manager, settings: WebhookSettings,
         managed_ca = True
     manager.add_runnable("webhook server", server.run)
     manager.add_readiness_check(lambda: server.ready)
+    interval = min(10.0, max(0.5, settings.cert_validity / 10))
+    conversion = None if keeps_no_crds else client_config(
+        settings.url, settings.namespace, settings.service_name)
+    serve_conversion(manager, server, conversion, ca_bundle, keeps_ca_bundle=not managed_ca,
+                     interval=interval)
     if settings.url:
-        keeper = ConfigurationKeeper(manager.client, settings, ca_bundle,
-                                     interval=min(10.0, max(0.5, settings.cert_validity / 10)),
+        keeper = ConfigurationKeeper(manager.client, settings, ca_bundle, interval=interval,
                                      keeps_ca_bundle=not managed_ca)
         manager.add_runnable("webhook configuration", keeper.run)
     return server

@@ -1,5 +1,6 @@
-"""The generated CRDs: up to date on disk, structural, faithful to the API reference, and
-accepting every manifest of the corpus."""
+"""The generated CRDs: up to date on disk, both versions served (v1alpha1 stored) and converted
+by the operator's webhook, structural, faithful to the API reference, and accepting every
+manifest of the corpus."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 import yaml
 
 import api.v1alpha1 as v1alpha1
+import api.v1beta1 as v1beta1
 from api.crd import CRDS, build_crds, object_schema
 from api.markers import field_info
 from hack import gen_crds
@@ -46,14 +48,52 @@ FREE_FORM = {
     "DynamoGraphDeploymentScalingAdapter": set(),
     "DynamoModel": set(),
 }
+# v1beta1: pod templates (schemaless, as the preview ones above), provider overrides' values,
+# and the request's overrides and profiling results.
+FREE_FORM_V1BETA1 = {
+    "DynamoGraphDeployment": {
+        "spec.providerOverride.value",
+        "spec.components[].eppConfig.config",
+        "spec.components[].experimental.checkpoint.job.podTemplate",
+        "spec.components[].experimental.gpuMemoryService.extraClientPods[].podTemplate",
+        "spec.components[].podTemplate",
+        "spec.components[].providerOverride.value",
+        "spec.components[].roles[].podTemplate",
+        "spec.components[].roles[].providerOverride.value",
+    },
+    "DynamoComponentDeployment": {
+        "spec.eppConfig.config",
+        "spec.experimental.checkpoint.job.podTemplate",
+        "spec.experimental.gpuMemoryService.extraClientPods[].podTemplate",
+        "spec.podTemplate",
+        "spec.providerOverride.value",
+        "spec.roles[].podTemplate",
+        "spec.roles[].providerOverride.value",
+    },
+    "DynamoGraphDeploymentRequest": {
+        "spec.features.planner",
+        "spec.overrides.dgd",
+        "spec.overrides.profilingJob",
+        "status.profilingResults.pareto[].config",
+        "status.profilingResults.selectedConfig",
+    },
+    "DynamoGraphDeploymentScalingAdapter": set(),
+    "DynamoModel": set(),
+}
+FREE_FORM_BY_VERSION = {"v1alpha1": FREE_FORM, "v1beta1": FREE_FORM_V1BETA1}
 
 
 def _crd(kind: str) -> Json:
     return next(c for c in build_crds() if c["spec"]["names"]["kind"] == kind)
 
 
-def _schema(kind: str) -> Json:
-    schema: Json = _crd(kind)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+def _version(kind: str, version: str = "v1alpha1") -> Json:
+    found: Json = next(v for v in _crd(kind)["spec"]["versions"] if v["name"] == version)
+    return found
+
+
+def _schema(kind: str, version: str = "v1alpha1") -> Json:
+    schema: Json = _version(kind, version)["schema"]["openAPIV3Schema"]
     return schema
 
 
@@ -129,15 +169,48 @@ def test_names_scope_and_version(kind: str, short_names: list[str]) -> None:
     assert spec["names"]["shortNames"] == short_names
     assert spec["names"]["categories"] == ["dynamo"]
     assert spec["names"]["listKind"] == f"{kind}List"
-    (version,) = spec["versions"]
-    assert (version["name"], version["served"], version["storage"]) == ("v1alpha1", True, True)
-    assert version["subresources"]["status"] == {}
+    # Both versions served; v1alpha1 stays the storage version (and is not deprecated yet).
+    versions = [(v["name"], v["served"], v["storage"]) for v in spec["versions"]]
+    assert versions == [("v1alpha1", True, True), ("v1beta1", True, False)]
+    for version in spec["versions"]:
+        assert version["subresources"]["status"] == {}
+        assert "deprecated" not in version and "deprecationWarning" not in version
+    schemas = [v["schema"]["openAPIV3Schema"] for v in spec["versions"]]
+    assert schemas[0] != schemas[1]
 
 
-def test_only_the_scaling_adapter_has_a_scale_subresource() -> None:
+def test_every_crd_converts_through_the_operator_webhook() -> None:
     for crd in build_crds():
-        scale = crd["spec"]["versions"][0]["subresources"].get("scale")
-        if crd["spec"]["names"]["kind"] == "DynamoGraphDeploymentScalingAdapter":
+        assert crd["spec"]["conversion"] == {
+            "strategy": "Webhook",
+            "webhook": {
+                "conversionReviewVersions": ["v1"],
+                "clientConfig": {
+                    "service": {
+                        "name": "dynamo-operator-webhook-service",
+                        "namespace": "dynamo-system",
+                        "path": "/convert",
+                    }
+                },
+            },
+        }
+
+
+def test_v1beta1_components_are_a_list_map_keyed_by_name() -> None:
+    components = _at(_schema("DynamoGraphDeployment", "v1beta1"), "spec.components")
+    assert components["type"] == "array"
+    assert components["maxItems"] == 25
+    assert components["x-kubernetes-list-type"] == "map"
+    assert components["x-kubernetes-list-map-keys"] == ["name"]
+    assert "name" in components["items"]["required"]  # a map key must be required
+
+
+@pytest.mark.parametrize("version", ["v1alpha1", "v1beta1"])
+def test_only_the_scaling_adapter_has_a_scale_subresource(version: str) -> None:
+    for crd in build_crds():
+        kind = crd["spec"]["names"]["kind"]
+        scale = _version(kind, version)["subresources"].get("scale")
+        if kind == "DynamoGraphDeploymentScalingAdapter":
             assert scale == {
                 "specReplicasPath": ".spec.replicas",
                 "statusReplicasPath": ".status.replicas",
@@ -210,48 +283,124 @@ def test_only_the_scaling_adapter_has_a_scale_subresource() -> None:
     ],
 )
 def test_printer_columns(kind: str, columns: list[tuple[str, str, str, int]]) -> None:
-    got = _crd(kind)["spec"]["versions"][0]["additionalPrinterColumns"]
+    got = _version(kind)["additionalPrinterColumns"]
+    assert [(c["name"], c["jsonPath"], c["type"], c.get("priority", 0)) for c in got] == columns
+
+
+_READY = '.status.conditions[?(@.type=="Ready")]'
+
+
+@pytest.mark.parametrize(
+    ("kind", "columns"),
+    [
+        (
+            "DynamoGraphDeployment",
+            [
+                ("Ready", _READY + ".status", "string", 0),
+                ("Backend", ".spec.backendFramework", "string", 0),
+                ("Age", ".metadata.creationTimestamp", "date", 0),
+                ("State", ".status.state", "string", 1),
+                ("Reason", _READY + ".reason", "string", 1),
+                ("Restart", ".status.restart.phase", "string", 1),
+            ],
+        ),
+        (
+            "DynamoComponentDeployment",
+            [
+                ("Type", ".spec.type", "string", 0),
+                ("Available", '.status.conditions[?(@.type=="Available")].status', "string", 0),
+                ("Age", ".metadata.creationTimestamp", "date", 0),
+                ("Backend", ".spec.backendFramework", "string", 1),
+                ("Component", ".spec.name", "string", 1),
+                ("Replicas", ".spec.replicas", "integer", 1),
+                ("Ready-Replicas", ".status.component.readyReplicas", "integer", 1),
+            ],
+        ),
+        (
+            "DynamoGraphDeploymentRequest",
+            [
+                ("Model", ".spec.model", "string", 0),
+                ("Backend", ".spec.backend", "string", 0),
+                ("Phase", ".status.phase", "string", 0),
+                ("DGD", ".status.dgdName", "string", 0),
+                ("Age", ".metadata.creationTimestamp", "date", 0),
+                ("Profiling", ".status.profilingPhase", "string", 1),
+                ("Job", ".status.profilingJobName", "string", 1),
+            ],
+        ),
+        (
+            "DynamoGraphDeploymentScalingAdapter",
+            [
+                ("DGD", ".spec.dgdRef.name", "string", 0),
+                ("Component", ".spec.dgdRef.componentName", "string", 0),
+                ("Replicas", ".status.replicas", "integer", 0),
+                ("Age", ".metadata.creationTimestamp", "date", 0),
+                ("Desired", ".spec.replicas", "integer", 1),
+                ("Last-Scaled", ".status.lastScaleTime", "date", 1),
+                ("Ready", _READY + ".status", "string", 1),
+            ],
+        ),
+        (
+            "DynamoModel",
+            [
+                ("BaseModel", ".spec.baseModelName", "string", 0),
+                ("Type", ".spec.modelType", "string", 0),
+                ("Ready", ".status.readyEndpoints", "integer", 0),
+                ("Total", ".status.totalEndpoints", "integer", 0),
+                ("Age", ".metadata.creationTimestamp", "date", 0),
+                ("Model", ".spec.modelName", "string", 1),
+            ],
+        ),
+    ],
+)
+def test_v1beta1_printer_columns(kind: str, columns: list[tuple[str, str, str, int]]) -> None:
+    got = _version(kind, "v1beta1")["additionalPrinterColumns"]
     assert [(c["name"], c["jsonPath"], c["type"], c.get("priority", 0)) for c in got] == columns
 
 
 def test_column_paths_exist_in_the_schema() -> None:
     for definition in CRDS:
-        schema = object_schema(definition.model)
-        for column in definition.columns:
-            path = column.json_path.split("[")[0].lstrip(".")
-            if path.startswith("metadata."):
-                continue
-            _at(schema, path)  # raises KeyError when the column points nowhere
+        for _, model, columns in definition.versions():
+            schema = object_schema(model)
+            for column in columns:
+                path = column.json_path.split("[")[0].lstrip(".")
+                if path.startswith("metadata."):
+                    continue
+                _at(schema, path)  # raises KeyError when the column points nowhere
 
 
 # --- structure ---------------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("version", ["v1alpha1", "v1beta1"])
 @pytest.mark.parametrize("kind", list(FREE_FORM))
-def test_schema_is_structural(kind: str) -> None:
-    for path, node in _nodes(_schema(kind)):
+def test_schema_is_structural(kind: str, version: str) -> None:
+    types = {"object", "array", "string", "integer", "boolean", "number"}
+    for path, node in _nodes(_schema(kind, version)):
         if node.get("x-kubernetes-int-or-string"):
             assert node["anyOf"] == [{"type": "integer"}, {"type": "string"}], path
             continue
         assert "anyOf" not in node and "oneOf" not in node and "allOf" not in node, path
-        assert node.get("type") in {"object", "array", "string", "integer", "boolean"}, path
+        assert node.get("type") in types, path
         if node["type"] == "object":
             assert not ("properties" in node and "additionalProperties" in node), path
         if node["type"] == "array":
             assert "items" in node, path
-    assert _schema(kind)["properties"]["metadata"] == {"type": "object"}
+    assert _schema(kind, version)["properties"]["metadata"] == {"type": "object"}
 
 
+@pytest.mark.parametrize("version", ["v1alpha1", "v1beta1"])
 @pytest.mark.parametrize("kind", list(FREE_FORM))
-def test_unknown_fields_are_kept_only_where_the_reference_says_free_form(kind: str) -> None:
+def test_unknown_fields_are_kept_only_where_the_reference_says_free_form(
+    kind: str, version: str
+) -> None:
+    schema = _schema(kind, version)
     preserving = {
-        path
-        for path, node in _nodes(_schema(kind))
-        if node.get("x-kubernetes-preserve-unknown-fields")
+        path for path, node in _nodes(schema) if node.get("x-kubernetes-preserve-unknown-fields")
     }
-    assert preserving == FREE_FORM[kind]
+    assert preserving == FREE_FORM_BY_VERSION[version][kind]
     for path in preserving:
-        assert _at(_schema(kind), path)["type"] == "object"
+        assert _at(schema, path)["type"] == "object"
 
 
 def test_generated_deployment_is_an_embedded_resource() -> None:
@@ -264,7 +413,7 @@ def test_generated_deployment_is_an_embedded_resource() -> None:
 
 
 def test_every_model_field_is_described() -> None:
-    for cls in _model_classes():
+    for cls in _model_classes() + _model_classes(v1beta1):
         for attribute in attrs.fields(cls):
             if attribute.name != "metadata":
                 assert field_info(attribute).description, f"{cls.__name__}.{attribute.name}"
@@ -373,6 +522,7 @@ def _schema_errors(value: Any, schema: Json, path: str = "") -> list[str]:
         "string": str,
         "integer": int,
         "boolean": bool,
+        "number": int | float,
     }
     if not isinstance(value, checks[kind]) or (kind == "integer" and isinstance(value, bool)):
         return [f"{path}: must be of type {kind}"]
@@ -421,6 +571,22 @@ def test_corpus_passes_the_crd_schema(doc: Json) -> None:
     assert _schema_errors(doc, _schema(doc["kind"])) == []
 
 
+V1BETA1_EXAMPLES = Path(__file__).parents[2] / "deploy" / "examples" / "v1beta1"
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        pytest.param(doc, id=f"{p.stem}-{i}")
+        for p in sorted(V1BETA1_EXAMPLES.rglob("*.yaml"))
+        for i, doc in enumerate(yaml.safe_load_all(p.read_text()))
+        if doc and str(doc.get("apiVersion")) == "nvidia.com/v1beta1"
+    ],
+)
+def test_v1beta1_examples_pass_the_v1beta1_schema(doc: Json) -> None:
+    assert _schema_errors(doc, _schema(doc["kind"], "v1beta1")) == []
+
+
 def test_schema_catches_what_the_api_server_would() -> None:
     doc = {
         "apiVersion": "nvidia.com/v1alpha1",
@@ -464,8 +630,8 @@ def _reference_tables(text: str) -> dict[str, dict[str, tuple[str, str]]]:
     return {name: rows for name, rows in tables.items() if rows}
 
 
-def _model_classes() -> list[type]:
-    return [c for c in vars(v1alpha1).values() if isinstance(c, type) and attrs.has(c)]
+def _model_classes(module: Any = v1alpha1) -> list[type]:
+    return [c for c in vars(module).values() if isinstance(c, type) and attrs.has(c)]
 
 
 def _class_schema(cls: type) -> Json:
