@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_support import EXAMPLES, Env, OperatorProcess, eventually, free_port, watched_column
+from e2e_support import EXAMPLES, Env, OperatorProcess, eventually, watched_column
+
+from hack.processes import free_port
 
 ALPHA = "dynamographdeployments.v1alpha1.nvidia.com"
 BETA = "dynamographdeployments.v1beta1.nvidia.com"

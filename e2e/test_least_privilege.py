@@ -7,7 +7,8 @@ operator pods: the operator runs on this host instead, reached by the webhook Se
 an EndpointSlice to 127.0.0.1). The operator process runs with a TokenRequest token of the
 chart's ServiceAccount (`kubectl create token`) and the chart's own arguments (webhooks on,
 certificates self-managed), through: a refused
-graph (its webhook), a graph's lifecycle (create, Ready, scale, new image, delete), scaling
+graph (its webhook), a v1beta1 graph (the CRDs pointed at the conversion webhook, with the
+operator's CA), a graph's lifecycle (create, Ready, scale, new image, delete), scaling
 through a DynamoGraphDeploymentScalingAdapter, a planner graph (its RoleBinding to the chart's
 planner ClusterRole needs `bind`), an EPP graph, a DGDR that profiles and applies its graph,
 and one that discovers GPUs from the nodes.
@@ -194,6 +195,7 @@ async def test_the_operator_needs_nothing_beyond_the_charts_rbac(
     await operator.start()
     try:
         await _webhook_ready(env)
+        await _conversion(env)
         await _lifecycle(env)
         await _scaling(env)
         await _planner(env)
@@ -260,6 +262,25 @@ async def _webhook_ready(env: Env) -> None:
             "AServiceNameThatIsFarTooLongForGroveObjectNames": {
                 "componentType": "frontend", "replicas": 1}}}}))
     assert code != 0 and "vdynamographdeployment.kb.io" in out, out
+
+
+async def _conversion(env: Env) -> None:
+    """The operator points our CRDs' conversion at the chart's webhook Service, with its CA
+    (get and patch of the CRDs); a v1beta1 graph is then stored, reconciled and read back."""
+    async def pointed() -> bool:
+        crd = await env.get("crd", "dynamographdeployments.nvidia.com")
+        config = crd["spec"]["conversion"]["webhook"]["clientConfig"]
+        return (config.get("service") or {}).get("name") == WEBHOOK_SERVICE and \
+            config["service"].get("namespace") == RELEASE_NS and bool(config.get("caBundle"))
+    await eventually(pointed, what="the CRD's conversion webhook at the chart's Service")
+    graph = yaml.safe_load((EXAMPLES / "v1beta1" / "vllm-agg.yaml").read_text())
+    graph["metadata"]["name"] = "beta-agg"
+    await env.k("apply", "-f", "-", stdin=json.dumps(graph))
+    await env.wait_ready("beta-agg", 90)
+    beta = await env.get("dynamographdeployments.v1beta1.nvidia.com", "beta-agg")
+    assert [c["name"] for c in beta["spec"]["components"]] == ["Frontend", "VllmDecodeWorker"]
+    await env.k("delete", "dynamographdeployments.v1beta1.nvidia.com", "beta-agg",
+                "--wait=true", "--timeout=60s")
 
 
 async def _lifecycle(env: Env) -> None:

@@ -516,7 +516,7 @@ def _schema_errors(value: Any, schema: Json, path: str = "") -> list[str]:
             return [f"{path}: does not match {schema['pattern']}"]
         return []
     kind = schema.get("type")
-    checks: dict[Any, type] = {
+    checks: dict[Any, Any] = {
         "object": dict,
         "array": list,
         "string": str,

@@ -146,3 +146,29 @@ async def test_explain_prints_our_descriptions(kubectl: Kubectl, api: client.Api
     out = await kubectl("explain", "dgd.spec.services")
     assert "The components of the graph, by service name." in out
     assert "scalingAdapter" in out
+
+
+async def test_both_versions_are_served_and_v1alpha1_is_stored(
+    kubectl: Kubectl, api: client.ApiClient
+) -> None:
+    await _install(kubectl, api)
+    versions = (await kubectl("api-versions")).split()
+    assert {"nvidia.com/v1alpha1", "nvidia.com/v1beta1"} <= set(versions)
+    crds = json.loads(await kubectl("get", "crd", "-o", "json"))["items"]
+    assert len(crds) == 5
+    for crd in crds:
+        # The server accepted the stanza and defaulted the Service's port.
+        service = crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]
+        assert service == {
+            "name": "dynamo-operator-webhook-service",
+            "namespace": "dynamo-system",
+            "path": "/convert",
+            "port": 443,
+        }
+        assert crd["status"]["storedVersions"] == ["v1alpha1"]
+    # v1alpha1 (stored) needs no webhook; v1beta1 needs the operator's, absent here.
+    await kubectl("apply", "-f", str(MANIFESTS / "dm-base.yaml"))
+    await kubectl("get", "dynamomodels.v1alpha1.nvidia.com", "qwen3", "-n", "dynamo")
+    result = await kubectl.run("get", "dynamomodels.v1beta1.nvidia.com", "qwen3", "-n", "dynamo")
+    assert result.code != 0
+    assert "conversion webhook for nvidia.com/v1alpha1, Kind=DynamoModel failed" in result.stderr

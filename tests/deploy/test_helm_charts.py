@@ -238,6 +238,30 @@ def test_webhooks_are_the_operators() -> None:
         assert webhook["failurePolicy"] == "Fail"
 
 
+@pytest.mark.parametrize("name", ["default", "everything"])
+def test_cluster_wide_may_patch_the_conversion_of_our_crds_only(name: str) -> None:
+    """The conversion webhook's clientConfig and caBundle (reconcilers/operator/
+    conversion_setup.py): get and patch of our five CRDs, by name, and nothing else of
+    apiextensions; with or without cert-manager."""
+    from reconcilers.operator.conversion_setup import CONVERSION_CRDS
+
+    docs = render(*VALUE_SETS[name])
+    crd_rules = [(role, rule) for role, rule in rules_of(docs)
+                 if "apiextensions.k8s.io" in rule.get("apiGroups", ())]
+    assert crd_rules == [("dynamo-operator-crd-conversion", {
+        "apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
+        "verbs": ["get", "patch"], "resourceNames": sorted(CONVERSION_CRDS)})]
+    [binding] = [d for d in docs if d["kind"] == "ClusterRoleBinding"
+                 and d["roleRef"]["name"] == "dynamo-operator-crd-conversion"]
+    assert binding["subjects"][0]["namespace"] == NAMESPACE
+
+
+@pytest.mark.parametrize("name", ["restricted", "minimal"])
+def test_no_crd_grant_without_webhooks_or_when_restricted(name: str) -> None:
+    assert not [rule for _, rule in rules_of(render(*VALUE_SETS[name]))
+                if "apiextensions.k8s.io" in rule.get("apiGroups", ())]
+
+
 # --- against the local API server -------------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["default", "restricted"])
