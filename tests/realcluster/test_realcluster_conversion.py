@@ -8,6 +8,7 @@ is compared, ports aside.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -83,13 +84,38 @@ async def _scenario(kubeconfig: Path) -> dict[str, Any]:
         await client.create(WIDGETS_V2, widget("b", V2, dimension=4))
         seen["list v1"] = [o["spec"] for o in (await client.list(WIDGETS_V1, "default"))[
             "items"]]
+        seen["stored versions"] = (await client.get(CRDS, None, CRD_NAME))["status"][
+            "storedVersions"]
+        patched = await client.patch(WIDGETS_V1, "default", "a", {"spec": {"replicas": 1}})
+        patched["status"] = {"replicas": 1}
+        status = await client.update(WIDGETS_V1, patched, subresource="status")
+        seen["status"] = (status["apiVersion"], status["spec"], status["status"])
+        scale = await client.patch(WIDGETS_V1, "default", "a", {"spec": {"replicas": 2}},
+                                   subresource="scale")
+        seen["scale"] = (scale["spec"], scale["status"])
+        seen["scaled v2"] = (await client.get(WIDGETS_V2, "default", "a"))["spec"]
         await client.create(WIDGETS_V2, widget("w", V2, broken=True))
         seen["refused get"] = await _error(client.get(WIDGETS_V1, "default", "w"))
         seen["refused list"] = await _error(client.list(WIDGETS_V1, "default"))
         seen["refused create"] = await _error(client.create(WIDGETS_V1, widget("x",
                                                                                broken=True)))
         await client.delete(WIDGETS_V2, "default", "w")
+        crd = await client.get(CRDS, None, CRD_NAME)
+        url = crd["spec"]["conversion"]["webhook"]["clientConfig"]["url"]
+        await client.patch(CRDS, None, CRD_NAME, {"spec": {"conversion": {"webhook": {
+            "clientConfig": {"url": url.replace("/convert", "/nothing")}}}}})
+
+        async def not_found() -> str:
+            text = await _error(client.get(WIDGETS_V1, "default", "a"))
+            return text if "could not find" in text else ""
+
+        seen["wrong path"] = await eventually(not_found, within=20, interval=0.2,
+                                              what="the new path called")
         await toy.stop()
+        # kube-apiserver keeps connections to webhooks alive: a call in the instant the server
+        # goes away may still take a pooled connection and read `EOF` instead of the dial's
+        # `connection refused` (the local server does not keep them).
+        await asyncio.sleep(0.5)
         seen["down get"] = await _error(client.get(WIDGETS_V1, "default", "a"))
         seen["down create"] = await _error(client.create(WIDGETS_V1, widget("y", size=1)))
         seen["down get v2"] = (await client.get(WIDGETS_V2, "default", "a"))["spec"]
