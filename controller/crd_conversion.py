@@ -10,7 +10,9 @@ not installed is left for later (CRDs are installed by someone else).
 The caBundle follows the certificate source, as for the admission configurations: when
 `ManagedCertificates` keeps it (`keeps_ca_bundle=False`, `ManagedCertificates.conversion_crds`
 naming the same CRDs), a live caBundle is left as it is, so the keeper never puts an older CA
-back over a renewed one; otherwise the keeper writes the bundle it is given.
+back over a renewed one; otherwise the keeper writes the bundle it is given. A CRD carrying
+the annotation `injector_annotation` names (cert-manager's `cert-manager.io/inject-ca-from`)
+gets its caBundle from that injector, and the keeper leaves a live one alone there too.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ class ConversionKeeper:
     interval: float = 10.0
     #: False when `ManagedCertificates` keeps the caBundle: then a live one is left alone.
     keeps_ca_bundle: bool = True
+    #: An annotation saying a CA injector fills this CRD's caBundle (then left alone).
+    injector_annotation: str | None = None
 
     async def run(self) -> None:
         while True:
@@ -100,7 +104,10 @@ class ConversionKeeper:
         live = (crd.get("spec") or {}).get("conversion") or {}
         desired = desired_conversion(self.client_config, ca_pem)
         live_bundle = ((live.get("webhook") or {}).get("clientConfig") or {}).get("caBundle")
-        if not self.keeps_ca_bundle and live_bundle:
+        annotations = (crd.get("metadata") or {}).get("annotations") or {}
+        injected = self.injector_annotation is not None and \
+            bool(annotations.get(self.injector_annotation))
+        if (not self.keeps_ca_bundle or injected) and live_bundle:
             desired["webhook"]["clientConfig"]["caBundle"] = live_bundle
         if live == desired:
             return True

@@ -6,8 +6,11 @@ The API server converts every object between `v1alpha1` and `v1beta1` through th
 ConversionReview). A cluster-wide operator also keeps each CRD's `spec.conversion` current:
 the webhook Service of its namespace (or `--webhook-url` plus `/convert` outside a cluster)
 and the CA of its serving certificate (`controller.crd_conversion.ConversionKeeper`), writing
-only when they differ. A namespace-restricted operator serves `/convert` but leaves the CRDs,
-which are the whole cluster's, to the cluster-wide one.
+only when they differ. A CRD annotated `cert-manager.io/inject-ca-from` (the dynamo-crds
+chart's `certManager.injectCAFrom`) gets its caBundle from cert-manager's CA injector, as the
+chart's ValidatingWebhookConfiguration does; the operator then leaves a live one alone. A
+namespace-restricted operator serves `/convert` but leaves the CRDs, which are the whole
+cluster's, to the cluster-wide one.
 """
 
 from __future__ import annotations
@@ -29,10 +32,12 @@ from controller.webhook import WebhookServer
 
 Json = dict[str, Any]
 
-__all__ = ["CONVERSION_CRDS", "CONVERSION_PATH", "client_config", "converter",
-           "serve_conversion"]
+__all__ = ["CA_INJECTOR_ANNOTATION", "CONVERSION_CRDS", "CONVERSION_PATH", "client_config",
+           "converter", "serve_conversion"]
 
 CONVERSION_PATH = "/convert"
+#: cert-manager's CA injector fills the caBundle of a CRD carrying this annotation.
+CA_INJECTOR_ANNOTATION = "cert-manager.io/inject-ca-from"
 #: The CRDs whose `spec.conversion` the operator keeps.
 CONVERSION_CRDS: tuple[str, ...] = tuple(f"{d.plural}.{GROUP}" for d in CRDS)
 
@@ -61,5 +66,6 @@ def serve_conversion(manager: Manager, server: WebhookServer, config: Json | Non
     if config is None:
         return
     keeper = ConversionKeeper(manager.client, CONVERSION_CRDS, config, ca_bundle,
-                              interval=interval, keeps_ca_bundle=keeps_ca_bundle)
+                              interval=interval, keeps_ca_bundle=keeps_ca_bundle,
+                              injector_annotation=CA_INJECTOR_ANNOTATION)
     manager.add_runnable("conversion webhook configuration", keeper.run)

@@ -97,6 +97,20 @@ async def test_crd_chart_renders_the_crds_kept_on_uninstall(helm: Helm) -> None:
     assert not rendered
 
 
+async def test_crd_chart_lets_cert_manager_inject_the_conversion_ca(helm: Helm) -> None:
+    certificate = f"{NAMESPACE}/dynamo-operator-webhook"
+    rendered = objects(await helm("template", "crds", str(CRD_CHART), "--set",
+                                  f"certManager.injectCAFrom={certificate}"))
+    assert len(rendered) == 5
+    for crd in rendered:
+        assert crd["metadata"]["annotations"] == {
+            "helm.sh/resource-policy": "keep", "cert-manager.io/inject-ca-from": certificate}
+        assert crd["spec"]["conversion"]["strategy"] == "Webhook"
+    # The operator chart's Certificate has that name.
+    [cert] = [d for d in render(*VALUE_SETS["everything"]) if d["kind"] == "Certificate"]
+    assert f"{cert['metadata']['namespace']}/{cert['metadata']['name']}" == certificate
+
+
 @pytest.mark.parametrize("name", sorted(VALUE_SETS))
 def test_no_wildcard_rules(name: str) -> None:
     for role, rule in rules_of(render(*VALUE_SETS[name])):
