@@ -135,3 +135,35 @@ async def test_conversion_behind_the_webhook_service(
     finally:
         manager.stop()
         await asyncio.wait_for(task, 10)
+
+
+async def test_a_namespace_restricted_operator_leaves_the_crds_alone(
+        cluster: LocalCluster, kubeconfig: Path, kubectl: Kubectl) -> None:
+    """It serves `/convert`, but the CRDs are the cluster's: no write to them, no caBundle."""
+    client = await setup_client(kubeconfig)
+    try:
+        await install_crds(client)
+    finally:
+        await client.close()
+    await kubectl("create", "namespace", "dynamo-system")
+    settings = dataclasses.replace(SETTINGS, cert_validity=5.0,
+                                   restricted_namespace="dynamo-system")
+    manager = await Manager.create(ManagerConfig(
+        kubeconfig=kubeconfig, client=ClientConfig(qps=None), status_host="127.0.0.1",
+        status_port=0, graceful_shutdown_timeout=2.0))
+    server = await set_up_webhooks(manager, settings)
+    task = asyncio.create_task(manager.run())
+    try:
+        await eventually(lambda: server.ready, within=10, what="the webhook server")
+        assert "/convert" in server.paths
+        await eventually(lambda: manager.client.get(SECRETS, "dynamo-system",
+                                                    settings.secret_name),
+                         within=10, what="the certificate Secret")
+        await asyncio.sleep(1.0)  # two rounds of the certificates at this validity
+        assert cluster.stats.writes(resource=CRD_RESOURCE) == 5  # the five creates
+        for name in CONVERSION_CRDS:
+            crd = await manager.client.get(CUSTOM_RESOURCE_DEFINITIONS, None, name)
+            assert "caBundle" not in crd["spec"]["conversion"]["webhook"]["clientConfig"]
+    finally:
+        manager.stop()
+        await asyncio.wait_for(task, 10)
