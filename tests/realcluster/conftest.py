@@ -14,16 +14,24 @@ import pytest
 
 from hack.localcluster.testing import Kubectl
 from hack.realcluster.control_plane import ControlPlane
+from hack.realcluster.inputs import CachedBuild
 from hack.realcluster.testing import NotBuilt, binaries, running_control_plane
 
 
 @pytest.fixture(scope="session")
-def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+def real_binaries() -> CachedBuild:
+    """The built binaries: built now unless cached; the tests skip only with building off."""
     try:
-        build = binaries()
+        return binaries()
     except NotBuilt as reason:
         pytest.skip(str(reason))
-    with running_control_plane(tmp_path_factory.mktemp("realcluster"), build=build) as plane:
+
+
+@pytest.fixture(scope="session")
+def control_plane(real_binaries: CachedBuild, tmp_path_factory: pytest.TempPathFactory
+                  ) -> Iterator[ControlPlane]:
+    with running_control_plane(tmp_path_factory.mktemp("realcluster"),
+                               build=real_binaries) as plane:
         yield plane
 
 
