@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from . import debian, inputs, vendor_fix
-from .commands import run
+from .commands import CommandError, run
 
 MAKE_TIMEOUT = 3600.0
 BUILD_ENV = "DYNAMO_REALCLUSTER_BUILD"
@@ -76,8 +76,14 @@ def _fetch(work: Path, log: Path) -> tuple[Path, Path]:
     apt = debian.PrivateApt(work / "apt")
     apt.configure()
     apt.update()
-    dsc = apt.download_source(*inputs.SOURCE_PACKAGE, work / "source")
-    debs = apt.download(inputs.TOOL_PACKAGES, work / "debs")
+    try:
+        dsc = apt.download_source(*inputs.SOURCE_PACKAGE, work / "source")
+        debs = apt.download(inputs.TOOL_PACKAGES, work / "debs")
+    except CommandError as error:
+        if "not found" not in str(error) and "Unable to find" not in str(error):
+            raise
+        raise CommandError(f"{error}\nDebian no longer serves a pinned version: update the"
+                           " pins in hack/realcluster/inputs.py") from error
     tools = work / "tools"
     debian.unpack_debs(debs, tools)
     tree = debian.unpack_source(dsc, work / "src")
