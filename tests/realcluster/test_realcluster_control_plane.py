@@ -75,14 +75,14 @@ async def test_rbac_is_enforced(kubectl: Kubectl) -> None:
                      within=10, interval=0.2, what="access through the RoleBinding")
 
 
-WIDGET_CRD = """
+GIZMO_CRD = """
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
-metadata: {name: widgets.example.com}
+metadata: {name: gizmos.realcluster.test}
 spec:
-  group: example.com
+  group: realcluster.test
   scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget}
+  names: {plural: gizmos, singular: gizmo, kind: Gizmo}
   versions:
   - name: v1
     served: true
@@ -103,18 +103,19 @@ spec:
 async def test_custom_resource_writes(kubectl: Kubectl) -> None:
     """Create, update and list a custom resource: with reflect2 v1.0.1 built by Go >= 1.18,
     the API server died here (fatal error: fault in runtime.mapiterinit)."""
-    await kubectl("apply", "-f", "-", stdin=WIDGET_CRD)
-    await kubectl("wait", "--for=condition=Established", "crd/widgets.example.com",
+    await kubectl("apply", "-f", "-", stdin=GIZMO_CRD)
+    await kubectl("wait", "--for=condition=Established", "crd/gizmos.realcluster.test",
                   "--timeout=30s")
-    widget = ("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1}\n"
-              "spec: {labels: {a: b, c: d}}\n")
-    await eventually(lambda: _succeeds(kubectl, "apply", "-f", "-", stdin=widget),
-                     within=10, interval=0.2, what="the Widget created")
-    await kubectl("patch", "widget", "w1", "--type=merge", "-p", '{"spec":{"size":3}}')
-    listed = json.loads(await kubectl("get", "widgets", "-o", "json"))
-    assert [(w["metadata"]["name"], w["spec"]["size"], w["spec"]["labels"])
-            for w in listed["items"]] == [("w1", 3, {"a": "b", "c": "d"})]
+    gizmo = ("apiVersion: realcluster.test/v1\nkind: Gizmo\nmetadata: {name: g1}\n"
+             "spec: {labels: {a: b, c: d}}\n")
+    await eventually(lambda: _succeeds(kubectl, "apply", "-f", "-", stdin=gizmo),
+                     within=10, interval=0.2, what="the Gizmo created")
+    await kubectl("patch", "gizmo", "g1", "--type=merge", "-p", '{"spec":{"size":3}}')
+    listed = json.loads(await kubectl("get", "gizmos", "-o", "json"))
+    assert [(g["metadata"]["name"], g["spec"]["size"], g["spec"]["labels"])
+            for g in listed["items"]] == [("g1", 3, {"a": "b", "c": "d"})]
     assert (await kubectl("get", "--raw", "/readyz")).strip() == "ok"
+    await kubectl("delete", "crd", "gizmos.realcluster.test")
 
 
 async def _succeeds(kubectl: Kubectl, *args: str, stdin: str | None = None) -> bool:
