@@ -17,7 +17,8 @@ async def test_quickstart_exit(tmp_path: Path) -> None:
     out, _ = await asyncio.wait_for(proc.communicate(), 90)
     text = out.decode()
     assert proc.returncode == 0, text
-    assert "admission webhooks: https://127.0.0.1:" in text, text
+    assert "admission and conversion webhooks: https://127.0.0.1:" in text, text
+    assert "deploy/examples/v1beta1/vllm-agg.yaml" in text, text
     assert "dgd/vllm-agg Ready" in text, text
     assert "pod/vllm-agg-vllmdecodeworker-" in text, text
     assert "export KUBECONFIG=" in text, text

@@ -2,9 +2,10 @@
 
 Starts the local cluster with its simulated GPU nodes (state in `.localcluster/`), installs the
 CRDs (ours and LeaderWorkerSet's), starts `dynamo-operator` with its admission webhooks (served
-on 127.0.0.1, registered with `--webhook-url`; it waits until they answer), applies
-`deploy/examples/vllm-agg.yaml`, waits until the graph is Ready, prints what runs, and keeps the
-cluster and the operator running until Ctrl-C (or stops at once with `--exit`).
+on 127.0.0.1, registered with `--webhook-url`, the conversion webhook too; it waits until they
+answer), applies `deploy/examples/v1beta1/vllm-agg.yaml` (the API Dynamo v1.x documents, stored
+as v1alpha1 through the conversion webhook), waits until the graph is Ready, prints what runs,
+and keeps the cluster and the operator running until Ctrl-C (or stops at once with `--exit`).
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=6443, help="API server port (0: any free)")
     parser.add_argument("--dir", type=Path, default=ROOT / ".localcluster",
                         help="kubeconfig, cluster state and logs [.localcluster]")
-    parser.add_argument("--example", type=Path, default=ROOT / "deploy/examples/vllm-agg.yaml",
-                        help="the graph to apply [deploy/examples/vllm-agg.yaml]")
+    parser.add_argument("--example", type=Path,
+                        default=ROOT / "deploy/examples/v1beta1/vllm-agg.yaml",
+                        help="the graph to apply [deploy/examples/v1beta1/vllm-agg.yaml]")
     parser.add_argument("--timeout", type=int, default=120, help="seconds to wait for Ready")
     parser.add_argument("--exit", action="store_true",
                         help="stop the operator and the cluster after printing (CI, tests)")
@@ -99,8 +101,13 @@ class Quickstart:
                      "dynamo-operator-validating", "-o",
                      "jsonpath={.webhooks[*].clientConfig.url}"],
                     env=env, capture_output=True, text=True, timeout=30).stdout.split()
-                if called and all(u.startswith(url + "/") for u in called):
-                    print(f"admission webhooks: {url}", flush=True)
+                converting = subprocess.run(
+                    [str(BIN / "kubectl"), "get", "crd", "dynamographdeployments.nvidia.com",
+                     "-o", "jsonpath={.spec.conversion.webhook.clientConfig.url}"],
+                    env=env, capture_output=True, text=True, timeout=30).stdout
+                if called and all(u.startswith(url + "/") for u in called) \
+                        and converting.startswith(url + "/"):
+                    print(f"admission and conversion webhooks: {url}", flush=True)
                     return
             except OSError:
                 pass
@@ -144,9 +151,10 @@ Use the cluster with kubectl (from another shell while this one runs):
 
   export KUBECONFIG={kubeconfig} PATH={bin}:$PATH
   kubectl get dgd -o wide
-  kubectl patch dgd vllm-agg --type=merge \\
+  kubectl get dynamographdeployments.v1beta1.nvidia.com vllm-agg -o yaml
+  kubectl patch dynamographdeployments.v1alpha1.nvidia.com vllm-agg --type=merge \\
       -p '{{"spec":{{"services":{{"VllmDecodeWorker":{{"replicas":2}}}}}}}}'
-  kubectl apply -f deploy/examples/vllm-disagg.yaml
+  kubectl apply -f deploy/examples/v1beta1/vllm-disagg.yaml
   kubectl delete dgd vllm-agg
 
 Logs: {dir}/operator.log and {dir}/cluster.log. State persists in {dir}/data.
