@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .pki import Pki
+from .pki import FRONT_PROXY_CLIENT, Pki
 
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 # Only allocated to Service objects: with aggregator routing on and the endpoint reconciler
@@ -78,6 +78,14 @@ def kube_apiserver(binary: Path, layout: Layout, ports: Ports, authorization_mod
         f"--authorization-mode={authorization_mode}",
         "--allow-privileged=true", "--enable-bootstrap-token-auth=true",
         "--endpoint-reconciler-type=none", "--enable-aggregator-routing=true",
+        # The aggregation layer, as kubeadm configures it.
+        f"--requestheader-client-ca-file={pki.path('front-proxy-ca.crt')}",
+        f"--requestheader-allowed-names={FRONT_PROXY_CLIENT}",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-username-headers=X-Remote-User",
+        f"--proxy-client-cert-file={pki.path('front-proxy-client.crt')}",
+        f"--proxy-client-key-file={pki.path('front-proxy-client.key')}",
     ]
     if admission_plugins:
         flags.append(f"--enable-admission-plugins={','.join(admission_plugins)}")
