@@ -24,7 +24,7 @@ def real_binaries() -> CachedBuild:
     try:
         return binaries()
     except NotBuilt as reason:
-        pytest.skip(str(reason))
+        pytest.skip(reason=f"real cluster not built and building is off: {reason}")
 
 
 @pytest.fixture(scope="session")
