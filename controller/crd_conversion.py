@@ -17,7 +17,6 @@ gets its caBundle from that injector, and the keeper leaves a live one alone the
 
 from __future__ import annotations
 
-import asyncio
 import base64
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ import structlog
 
 from .client import KubeClient
 from .errors import ApiError, NotFound
+from .keeper import keep
 from .webhook_certs import CUSTOM_RESOURCE_DEFINITIONS
 
 log = structlog.get_logger("controller.crd_conversion")
@@ -75,15 +75,7 @@ class ConversionKeeper:
     injector_annotation: str | None = None
 
     async def run(self) -> None:
-        while True:
-            delay = self.interval
-            try:
-                if not await self.ensure():
-                    delay = 0.2
-            except (ApiError, OSError, TimeoutError) as err:
-                log.warning("cannot keep the CRD conversion webhook", error=str(err))
-                delay = 1.0
-            await asyncio.sleep(delay)
+        await keep(self.ensure, interval=self.interval, what="the CRD conversion webhook")
 
     async def ensure(self) -> bool:
         """One round over the CRDs; False when it should look again soon (no CA yet, or a

@@ -16,7 +16,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import datetime
 import ipaddress
@@ -30,6 +29,7 @@ import structlog
 
 from controller.client import KubeClient
 from controller.errors import ApiError, Conflict, NotFound
+from controller.keeper import keep
 from controller.manager import Manager
 from controller.webhook import TLSConfig, WebhookMetrics, WebhookServer
 from controller.webhook_certs import (
@@ -186,15 +186,7 @@ class ConfigurationKeeper:
     keeps_ca_bundle: bool = True
 
     async def run(self) -> None:
-        while True:
-            delay = self.interval
-            try:
-                if not await self.ensure():
-                    delay = 0.2
-            except (ApiError, OSError, TimeoutError) as err:
-                log.warning("cannot keep the webhook configuration", error=str(err))
-                delay = 1.0
-            await asyncio.sleep(delay)
+        await keep(self.ensure, interval=self.interval, what="the webhook configuration")
 
     async def ensure(self) -> bool:
         """Write the configuration if it differs; False while the CA is not known yet."""
