@@ -71,8 +71,10 @@ class WebhookClient:
         display = f"{shown}?timeout={seconds}s"
         context = self._context(config.get("caBundle") or "")
         if self._session is None:
+            # Connections are kept and reused, as kube-apiserver's transport keeps them: a
+            # LIST converted by webhook makes one call per object.
             self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(force_close=True))
+                connector=aiohttp.TCPConnector(keepalive_timeout=30))
         try:
             async with asyncio.timeout(seconds):
                 async with self._session.post(

@@ -1,0 +1,1 @@
+"""The conversion benchmark: `python -m hack.bench.conversion`."""
