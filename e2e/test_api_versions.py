@@ -17,6 +17,7 @@ import pytest
 import yaml
 from e2e_support import EXAMPLES, Env, OperatorProcess, eventually, watched_column
 
+from api.conversion import private_annotations
 from hack.processes import free_port
 
 ALPHA = "dynamographdeployments.v1alpha1.nvidia.com"
@@ -81,8 +82,9 @@ async def test_a_v1beta1_graph_in_both_versions(
     assert beta["status"]["state"] == alpha["status"]["state"] == "successful"
     # What v1alpha1's spec cannot hold rides in its private payload annotation; v1beta1's
     # spec holds everything.
-    assert "kvTransferPolicy" in alpha["metadata"]["annotations"]["nvidia.com/dgd-spec"]
-    assert "nvidia.com/dgd-spec" not in (beta["metadata"].get("annotations") or {})
+    payload, _ = private_annotations("DynamoGraphDeployment")
+    assert "kvTransferPolicy" in alpha["metadata"]["annotations"][payload]
+    assert payload not in (beta["metadata"].get("annotations") or {})
 
     # Edited as v1alpha1 (the Frontend's image): the v1beta1-only fields survive.
     await env.k("patch", f"{ALPHA}/{NAME}", "--type=merge", "-p", json.dumps({"spec": {
