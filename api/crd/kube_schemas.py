@@ -78,10 +78,14 @@ def free_form(description: str = "") -> Json:
 
 
 def _key_ref(what: str) -> Json:
+    # No `default: ''` on `name` (nor on grpc's `service`), although upstream's schemas carry
+    # one: Kubernetes 1.20 reads an empty-string default back as null and refuses the CRD, and
+    # a missing name means the same as '' to the API server and the kubelet; the operator only
+    # passes these fields on.
     return _object(
         {
             "key": _string(f"Key to read from the {what}."),
-            "name": _string(f"Name of the {what}.", default=""),
+            "name": _string(f"Name of the {what}."),
             "optional": _boolean(f"Whether the {what} or its key may be missing."),
         },
         required=("key",),
@@ -133,7 +137,7 @@ def _probe() -> Json:
             "grpc": _object(
                 {
                     "port": _integer("Port of the gRPC health service."),
-                    "service": _string("Service name sent in the health check.", default=""),
+                    "service": _string("Service name sent in the health check."),
                 },
                 required=("port",),
                 description="Call the gRPC health checking protocol.",
