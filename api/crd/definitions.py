@@ -4,8 +4,11 @@ Each CRD serves `v1alpha1` and `v1beta1`, each version's schema generated from i
 its own printer columns (v1beta1's paths where fields moved). `v1alpha1` is the storage version
 for now, and `spec.conversion` names the operator's conversion webhook (`/convert` of the
 webhook Service, as a kubebuilder CRD carries it); the operator (or cert-manager) keeps its
-clientConfig and caBundle current. `build_crds()` returns them as JSON dicts, ready to
-serialize or to install; hack/gen_crds.py writes them to deploy/crds/.
+clientConfig and caBundle current. `v1alpha1` is deprecated, with the original's warning, for
+the kinds the original stores as v1beta1 (DGD, DCD, DGDR); the original deprecates neither
+the scaling adapter's nor the DynamoModel's. Discovery prefers v1beta1 either way (the highest
+served version). `build_crds()` returns them as JSON dicts, ready to serialize or to install;
+hack/gen_crds.py writes them to deploy/crds/.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ __all__ = [
     "build_crd",
     "build_crds",
     "conversion",
+    "deprecation_warning",
 ]
 
 CATEGORY = "dynamo"
@@ -70,6 +74,8 @@ class CrdDefinition:
     #: v1beta1's columns; empty: the same as v1alpha1's.
     hub_columns: tuple[Column, ...] = ()
     scale: bool = False
+    #: v1alpha1 is deprecated (it is for the kinds the original stores as v1beta1).
+    deprecated: bool = False
 
     def versions(self) -> tuple[tuple[str, type, tuple[Column, ...]], ...]:
         """(version, model, columns) of each served version, oldest first."""
@@ -77,6 +83,11 @@ class CrdDefinition:
             (VERSION, self.model, self.columns),
             (v1beta1.VERSION, self.hub_model, self.hub_columns or self.columns),
         )
+
+
+def deprecation_warning(kind: str) -> str:
+    """What kubectl prints for a request to a deprecated v1alpha1: the original's text."""
+    return f"{GROUP}/{VERSION} {kind} is deprecated; use {GROUP}/{v1beta1.VERSION} {kind}"
 
 
 def _age() -> Column:
@@ -92,6 +103,7 @@ CRDS: tuple[CrdDefinition, ...] = (
         model=DynamoGraphDeployment,
         hub_model=v1beta1.DynamoGraphDeployment,
         plural="dynamographdeployments",
+        deprecated=True,
         singular="dynamographdeployment",
         short_names=("dgd",),
         columns=(
@@ -117,6 +129,7 @@ CRDS: tuple[CrdDefinition, ...] = (
         model=DynamoComponentDeployment,
         hub_model=v1beta1.DynamoComponentDeployment,
         plural="dynamocomponentdeployments",
+        deprecated=True,
         singular="dynamocomponentdeployment",
         short_names=("dcd",),
         hub_columns=(
@@ -166,6 +179,7 @@ CRDS: tuple[CrdDefinition, ...] = (
         model=DynamoGraphDeploymentRequest,
         hub_model=v1beta1.DynamoGraphDeploymentRequest,
         plural="dynamographdeploymentrequests",
+        deprecated=True,
         singular="dynamographdeploymentrequest",
         short_names=("dgdr",),
         hub_columns=(
@@ -301,17 +315,20 @@ def build_crd(definition: CrdDefinition) -> Json:
             "specReplicasPath": ".spec.replicas",
             "statusReplicasPath": ".status.replicas",
         }
-    versions = [
-        {
-            "additionalPrinterColumns": _columns(columns),
+    versions = []
+    for version, model, columns in definition.versions():
+        served: Json = {"additionalPrinterColumns": _columns(columns)}
+        if definition.deprecated and version == VERSION:
+            served["deprecated"] = True
+            served["deprecationWarning"] = deprecation_warning(kind)
+        served.update({
             "name": version,
             "schema": {"openAPIV3Schema": object_schema(model)},
             "served": True,
             "storage": version == STORAGE_VERSION,
             "subresources": subresources,
-        }
-        for version, model, columns in definition.versions()
-    ]
+        })
+        versions.append(served)
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",

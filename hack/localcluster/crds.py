@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from . import schema
+from . import deprecation, schema
 from .conversion.crd_rules import apply_conversion_defaults, conversion_errors
 from .errors import Cause, forbidden, invalid, required, unsupported
 from .metadata_rules import name_errors
@@ -176,6 +176,7 @@ def served_types(crd: Json) -> list[ResourceType]:
             ),
             custom=True,
             storage_version=storage,
+            deprecation_warning=deprecation.warning_of(spec, version),
         ))
     return out
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import yaml
 from aiohttp import web
 
-from . import admission, conversion, discovery, pod_connect, protobuf, tables
+from . import admission, conversion, deprecation, discovery, pod_connect, protobuf, tables
 from .admission.webhook_client import WebhookClient
 from .apply import validate_field_manager
 from .errors import (
@@ -144,6 +144,7 @@ class ResourceApi:
                         rest: list[str]) -> web.StreamResponse:
         if rest[0] == "watch":  # the deprecated /watch/ prefix
             target = self._target(group, version, rest[1:])
+            deprecation.mark(request, target.rt)
             return await self._watch(request, target)
         if group == "" and rest[0] == "namespaces" and (
                 len(rest) == 2 or (len(rest) == 3 and rest[2] in ("status", "finalize"))):
@@ -153,6 +154,7 @@ class ResourceApi:
         else:
             target = self._target(group, version, rest)
         rt = target.rt
+        deprecation.mark(request, rt)
         if rt.verbs == CREATE_ONLY:  # a review: answered by the server's own route, if any
             raise method_not_allowed()
         if rt.kind == "Pod" and not rt.group and target.subresource in pod_connect.SUBRESOURCES \

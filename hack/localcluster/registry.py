@@ -6,6 +6,7 @@ HTTP layer, discovery, OpenAPI and kubectl need: by URL segment, by kind, by sho
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -70,6 +71,8 @@ class ResourceType:
     custom: bool = False
     #: The version objects are stored in; other served versions convert to it (CRDs: None strategy).
     storage_version: str = ""
+    #: The `Warning` a request to this version earns (a CRD version marked deprecated).
+    deprecation_warning: str | None = None
     #: Extra subresources served for built-in kinds (pods/log, ...), for discovery only.
     extra_subresources: tuple[str, ...] = ()
     #: A pod-like kind whose objects are immutable in parts (handled by validation).
@@ -228,22 +231,20 @@ class Registry:
         return [rt for (g, _, p), rt in self._types.items() if g == group and p == plural]
 
     def groups(self) -> dict[str, list[str]]:
-        """Group name -> served versions, preferred version first."""
+        """Group name -> served versions, preferred version first.
+
+        A CRD group prefers its highest served version in kube-aware order, whichever
+        version stores (kube-apiserver's discovery controller sorts them the same way).
+        """
         out: dict[str, list[str]] = {}
         for rt in self._types.values():
             versions = out.setdefault(rt.group, [])
             if rt.version not in versions:
                 versions.append(rt.version)
         for group, versions in out.items():
-            preferred = PREFERRED_VERSIONS.get(group) or self._crd_preferred(group)
-            versions.sort(key=lambda v: (v != preferred, _version_priority(v)))
+            preferred = PREFERRED_VERSIONS.get(group)
+            versions.sort(key=lambda v: (v != preferred, kube_aware_key(v)))
         return out
-
-    def _crd_preferred(self, group: str) -> str | None:
-        for rt in self._types.values():
-            if rt.group == group and rt.custom and rt.version == rt.storage_version:
-                return rt.version
-        return None
 
     def in_group_version(self, group: str, version: str) -> list[ResourceType]:
         return [rt for (g, v, _), rt in self._types.items() if g == group and v == version]
@@ -274,14 +275,15 @@ class Registry:
             self.generation += 1
 
 
-def _version_priority(version: str) -> tuple[int, int, int]:
-    """Kubernetes version ordering: GA > beta > alpha, higher numbers first."""
-    import re
+_KUBE_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
+_STAGES = {None: 0, "beta": 1, "alpha": 2}
 
-    m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+
+def kube_aware_key(version: str) -> tuple[int, int, int, int, str]:
+    """A sort key putting versions in descending kube-aware order: GA, then beta, then alpha,
+    higher numbers first (v2, v1, v2beta1, v1beta2, v1alpha1), then the versions that are not
+    kube-like, in ascending string order (apimachinery's CompareKubeAwareVersionStrings)."""
+    m = _KUBE_VERSION.fullmatch(version)
     if not m:
-        return (3, 0, 0)
-    major = int(m.group(1))
-    stage = {"alpha": 2, "beta": 1, None: 0}[m.group(2)]
-    minor = int(m.group(3) or 0)
-    return (stage, -major, -minor)
+        return (1, 0, 0, 0, version)
+    return (0, _STAGES[m.group(2)], -int(m.group(1)), -int(m.group(3) or 0), "")

@@ -32,7 +32,7 @@ import structlog
 import yaml
 from aiohttp import web
 
-from . import admission, discovery, kubernetes_service, protobuf, rbac, tls
+from . import admission, deprecation, discovery, kubernetes_service, protobuf, rbac, tls
 from .errors import ApiError
 from .faults import CONTROL_PATH, Faults
 from .go_format import go_encode
@@ -142,6 +142,7 @@ class LocalCluster:
     async def _listen(self) -> None:
         app = web.Application(middlewares=[self._middleware], client_max_size=0)
         app.router.add_route("*", "/{tail:.*}", self._route)
+        app.on_response_prepare.append(deprecation.add_warning)
         # handler_cancellation: a client that goes away ends its request, as a cancelled
         # request context does in kube-apiserver (otherwise an idle watch would linger).
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,

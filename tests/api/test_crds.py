@@ -169,12 +169,20 @@ def test_names_scope_and_version(kind: str, short_names: list[str]) -> None:
     assert spec["names"]["shortNames"] == short_names
     assert spec["names"]["categories"] == ["dynamo"]
     assert spec["names"]["listKind"] == f"{kind}List"
-    # Both versions served; v1alpha1 stays the storage version (and is not deprecated yet).
+    # Both versions served; v1alpha1 stays the storage version.
     versions = [(v["name"], v["served"], v["storage"]) for v in spec["versions"]]
     assert versions == [("v1alpha1", True, True), ("v1beta1", True, False)]
     for version in spec["versions"]:
         assert version["subresources"]["status"] == {}
-        assert "deprecated" not in version and "deprecationWarning" not in version
+    alpha, beta = spec["versions"]
+    assert "deprecated" not in beta and "deprecationWarning" not in beta
+    # v1alpha1 is deprecated, with the original's text, where the original deprecates it.
+    if kind in ("DynamoGraphDeploymentScalingAdapter", "DynamoModel"):
+        assert "deprecated" not in alpha and "deprecationWarning" not in alpha
+    else:
+        assert alpha["deprecated"] is True
+        assert alpha["deprecationWarning"] == (
+            f"nvidia.com/v1alpha1 {kind} is deprecated; use nvidia.com/v1beta1 {kind}")
     schemas = [v["schema"]["openAPIV3Schema"] for v in spec["versions"]]
     assert schemas[0] != schemas[1]
 
