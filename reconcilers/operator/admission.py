@@ -10,6 +10,16 @@ anything in a namespace another, namespace-restricted, operator claims.
 Replicas owned by a scaling adapter may be changed only by the operator itself (its own
 identity, read at start-up) or by a Planner (a ServiceAccount named `planner-serviceaccount`).
 An unknown requester is refused, as the original does.
+
+Both served versions are registered, so the API server sends each object as it was written.
+The rules are one set, written against v1alpha1: a v1beta1 object (and its old object) is
+converted in-process to its v1alpha1 view (`api.conversion.views.read_as`, the conversion
+the CRDs use) and checked by them, and each error is moved back to the field the user wrote
+(`api.conversion.field_paths`: `spec.services.Worker.replicas` is `spec.components[1].replicas`).
+What only the v1beta1 shape can get wrong is checked first, on the object as written
+(`api.validation.v1beta1_shape`). Registering v1alpha1 alone would also reach v1beta1 writes
+(matchPolicy Equivalent), but converted by the conversion webhook: the shape rules could not
+see them, and errors would name fields the user never wrote.
 """
 
 from __future__ import annotations
@@ -18,18 +28,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from api.conversion import HUB, ConversionFailure
+from api.conversion.field_paths import hub_path
+from api.conversion.views import read_as
 from api.convert import load
 from api.errors import ConversionError, FieldError
+from api.kube import Json
 from api.v1alpha1 import (
     DynamoComponentDeployment,
     DynamoGraphDeployment,
     DynamoGraphDeploymentRequest,
+    DynamoGraphDeploymentScalingAdapter,
     DynamoModel,
 )
 from api.validation import validate, warnings
+from api.validation.v1beta1_shape import v1beta1_shape
 from controller.webhook import AdmissionRequest, AdmissionResponse, Handler
 
-__all__ = ["WEBHOOKS", "AdmissionPolicy", "Webhook", "handler_for"]
+__all__ = ["API_VERSIONS", "WEBHOOKS", "AdmissionPolicy", "Webhook", "handler_for"]
+
+#: The versions every webhook is registered for (and checks).
+API_VERSIONS = ("v1alpha1", "v1beta1")
 
 PLANNER_SERVICE_ACCOUNT = "planner-serviceaccount"
 #: The original's operator ServiceAccount suffix, trusted when our own identity is unknown.
@@ -56,6 +75,7 @@ WEBHOOKS = (
     _webhook(DynamoComponentDeployment, "dynamocomponentdeployments"),
     _webhook(DynamoGraphDeployment, "dynamographdeployments"),
     _webhook(DynamoGraphDeploymentRequest, "dynamographdeploymentrequests"),
+    _webhook(DynamoGraphDeploymentScalingAdapter, "dynamographdeploymentscalingadapters"),
     _webhook(DynamoModel, "dynamomodels"),
 )
 
@@ -106,19 +126,67 @@ def decide(kind: type, request: AdmissionRequest, policy: AdmissionPolicy) -> Ad
         return AdmissionResponse.allow()
     if request.object is None:
         return AdmissionResponse.deny("the request has no object", 400, "BadRequest")
+    old_json = old_json if request.operation == "UPDATE" else None
+    if request.object.get("apiVersion") == HUB:
+        return _decide_hub(kind, request, request.object, old_json, policy)
+    return _decide_spoke(kind, request, request.object, old_json, policy)
+
+
+def _decide_spoke(kind: type, request: AdmissionRequest, obj_json: Json, old_json: Json | None,
+                  policy: AdmissionPolicy) -> AdmissionResponse:
+    """The rules, on a v1alpha1 object."""
+    errors, notes = _checked(kind, request, obj_json, old_json, policy)
+    return _answer(errors, [str(w) for w in notes])
+
+
+def _decide_hub(kind: type, request: AdmissionRequest, obj_json: Json, old_json: Json | None,
+                policy: AdmissionPolicy) -> AdmissionResponse:
+    """The v1beta1 shape rules, then the rules on the v1alpha1 view, naming v1beta1 fields."""
+    shape = v1beta1_shape(obj_json, old_json)
     try:
-        obj = _load(kind, request.object, keep_status=False)
-        old = (_load(kind, old_json, keep_status=True)
-               if request.operation == "UPDATE" and old_json else None)
+        spoke = read_as(obj_json, "v1alpha1")
+        spoke_old = read_as(old_json, "v1alpha1") if old_json is not None else None
+    except ConversionFailure as err:
+        return _answer([*shape, FieldError("", str(err))], [])
+    errors, notes = _checked(kind, request, spoke, spoke_old, policy)
+    # A field the shape rules refused already is said once, in v1beta1's words.
+    said = {e.path for e in shape}
+    mapped = [e for e in _in_hub(errors, obj_json, spoke) if e.path not in said]
+    return _answer([*shape, *mapped],
+                   [str(w) for w in _in_hub(notes, obj_json, spoke)])
+
+
+def _checked(kind: type, request: AdmissionRequest, obj_json: Json, old_json: Json | None,
+             policy: AdmissionPolicy) -> tuple[list[FieldError], list[FieldError]]:
+    """The errors and warnings of the rules, for a v1alpha1 object and its old object."""
+    try:
+        obj = _load(kind, obj_json, keep_status=False)
+        old = _load(kind, old_json, keep_status=True) if old_json else None
     except ConversionError as err:
-        return AdmissionResponse.deny(_joined(err.errors), 422, "Invalid")
+        return err.errors, []
     errors = validate(obj, old,
                       replicas_authorized=policy.may_write_owned_replicas(request.username),
                       namespace_restricted=policy.namespace_restricted)
-    notes = tuple(str(w) for w in warnings(obj))
+    return errors, warnings(obj)
+
+
+def _in_hub(errors: list[FieldError], hub: Json, spoke: Json) -> list[FieldError]:
+    """Errors about the v1alpha1 view, naming the v1beta1 fields they are about."""
+    out = []
+    for error in errors:
+        where = hub_path(error.path, hub, spoke)
+        message = error.message
+        if where.spoke_only:
+            message = f"{where.spoke_only} (a v1alpha1 field v1beta1 has no place for): " \
+                      f"{message}"
+        out.append(FieldError(where.path, message))
+    return out
+
+
+def _answer(errors: list[FieldError], notes: list[str]) -> AdmissionResponse:
     if errors:
-        return AdmissionResponse.deny(_joined(errors), 422, "Invalid", warnings=notes)
-    return AdmissionResponse.allow(warnings=notes)
+        return AdmissionResponse.deny(_joined(errors), 422, "Invalid", warnings=tuple(notes))
+    return AdmissionResponse.allow(warnings=tuple(notes))
 
 
 def _load(kind: type, data: dict[str, Any], *, keep_status: bool) -> Any:

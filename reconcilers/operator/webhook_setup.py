@@ -37,7 +37,7 @@ from controller.webhook_certs import (
     ManagedCertificates,
     MountedCertificates,
 )
-from reconcilers.operator.admission import WEBHOOKS, AdmissionPolicy, handler_for
+from reconcilers.operator.admission import API_VERSIONS, WEBHOOKS, AdmissionPolicy, handler_for
 from reconcilers.operator.conversion_setup import CONVERSION_CRDS, client_config, serve_conversion
 from reconcilers.operator.metrics import OperatorMetrics, instrument_webhook
 
@@ -161,7 +161,8 @@ def desired_configuration(settings: WebhookSettings, ca_pem: bytes | None) -> Js
             client_config["caBundle"] = base64.b64encode(ca_pem).decode()
         webhooks.append({
             "name": webhook.name, "clientConfig": client_config,
-            "rules": [{"apiGroups": ["nvidia.com"], "apiVersions": ["v1alpha1"],
+            # Both versions: each object reaches the handler as written (no conversion).
+            "rules": [{"apiGroups": ["nvidia.com"], "apiVersions": list(API_VERSIONS),
                        "operations": ["CREATE", "UPDATE"], "resources": [webhook.plural],
                        "scope": "Namespaced"}],
             "failurePolicy": settings.failure_policy, "matchPolicy": "Equivalent",

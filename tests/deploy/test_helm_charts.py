@@ -15,7 +15,7 @@ from hack import gen_manifests
 from hack.gen_crds import OUTPUT_DIR as CRD_DIR
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl, eventually
-from reconcilers.operator.admission import WEBHOOKS
+from reconcilers.operator.admission import API_VERSIONS, WEBHOOKS
 from reconcilers.operator.flags import parse_options
 
 pytestmark = pytest.mark.kubectl
@@ -247,6 +247,7 @@ def test_webhooks_are_the_operators() -> None:
            for w in config["webhooks"]}
     assert got == {(w.name, w.path, w.plural) for w in WEBHOOKS}
     for webhook in config["webhooks"]:
+        assert webhook["rules"][0]["apiVersions"] == list(API_VERSIONS)
         excluded = webhook["namespaceSelector"]["matchExpressions"][0]["values"]
         assert set(excluded) == {"kube-system", NAMESPACE}
         assert webhook["failurePolicy"] == "Fail"

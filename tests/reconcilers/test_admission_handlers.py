@@ -35,6 +35,7 @@ def test_paths_and_names_are_the_originals() -> None:
         "/validate-nvidia-com-v1alpha1-dynamocomponentdeployment",
         "/validate-nvidia-com-v1alpha1-dynamographdeployment",
         "/validate-nvidia-com-v1alpha1-dynamographdeploymentrequest",
+        "/validate-nvidia-com-v1alpha1-dynamographdeploymentscalingadapter",
         "/validate-nvidia-com-v1alpha1-dynamomodel"]
     assert WEBHOOKS[1].name == "vdynamographdeployment.kb.io"
 
