@@ -24,6 +24,7 @@ import aiohttp
 from kubernetes_asyncio import client as k8s
 from kubernetes_asyncio import config as k8s_config
 
+from .api_warnings import WARNINGS
 from .errors import ApiError, parse_retry_after
 from .metrics import Metrics
 from .ratelimit import TokenBucket
@@ -232,6 +233,8 @@ class KubeClient:
             response = await self._call(method, path, query, body, content_type,
                                         client_timeout)
             code = str(response.status)
+            if "Warning" in response.headers:
+                WARNINGS.observe(response.headers.getall("Warning"))
             return response
         finally:
             if self._metrics is not None:
