@@ -1,0 +1,12 @@
+"""Every case of the suite, by topic, and the cluster-wide setup they need."""
+
+from __future__ import annotations
+
+from ..model import Case
+from . import apply, deletion, errors, lists, rbac, subresources, webhooks
+from .setup import setup
+
+ALL: list[Case] = [*errors.CASES, *lists.CASES, *deletion.CASES, *apply.CASES,
+                   *subresources.CASES, *rbac.CASES, *webhooks.CASES]
+
+__all__ = ["ALL", "setup"]

@@ -1,0 +1,166 @@
+"""Lists and watches: pagination (limit/continue), resourceVersion and resourceVersionMatch,
+label and field selectors, watch event sequences, and 410 Gone for a too-old version."""
+
+from __future__ import annotations
+
+from ..model import Case, case, delete, get, names, patch, post, watch
+from .paths import CM, SECRETS, cm, secret
+
+_SEED = tuple(post(CM, cm(f"c{i}", labels={"tier": t, "n": str(i)}))
+              for i, t in enumerate(["a", "a", "b", "b", "c"]))
+_RV = "\\d+"
+
+
+def _seeded(id: str, *steps: object, **kw: object) -> Case:
+    return case(id, *_SEED, *steps, **kw)  # type: ignore[arg-type]
+
+
+def _selectors() -> list[Case]:
+    label = {"eq": "tier=a", "double-eq": "tier==b", "neq": "tier!=a", "in": "tier in (a,c)",
+             "notin": "tier notin (a)", "exists": "n", "not-exists": "!n",
+             "and": "tier=b,n=3", "none": "tier=z", "bad-syntax": "tier in a",
+             "bad-key": "-bad=1", "bad-value": "tier=-x-", "gt": "n>2", "empty-in": "tier in ()"}
+    field = {"name": "metadata.name=c1", "name-neq": "metadata.name!=c1",
+             "namespace": "metadata.namespace=${ns}", "unsupported": "data.k=v",
+             "bad-syntax": "metadata.name", "set-based": "metadata.name in (c1)"}
+    cases = [_seeded(f"labels-{k}", get(CM, params={"labelSelector": v}, record=names()))
+             for k, v in label.items()]
+    cases += [_seeded(f"fields-{k}", get(CM, params={"fieldSelector": v}, record=names()))
+              for k, v in field.items()]
+    cases += [
+        case("fields-secret-type", post(SECRETS, secret("s1")),
+             post(SECRETS, secret("s2", {"tls.crt": "dg==", "tls.key": "dg=="},
+                                  type="kubernetes.io/tls")),
+             get(SECRETS, params={"fieldSelector": "type=kubernetes.io/tls"},
+                 record=names())),
+        _seeded("fields-and-labels", get(CM, params={
+            "fieldSelector": "metadata.name!=c0", "labelSelector": "tier=a"}, record=names())),
+    ]
+    return cases
+
+
+def _pagination() -> list[Case]:
+    extra = ("metadata.continue", "metadata.remainingItemCount")
+    return [
+        _seeded("page-limit-2", get(CM, params={"limit": "2"}, record=names(*extra),
+                                    save={"c": "metadata.continue"}),
+                get(CM, params={"limit": "2", "continue": "${c}"}, record=names(*extra),
+                    save={"c": "metadata.continue"}),
+                get(CM, params={"limit": "2", "continue": "${c}"}, record=names(*extra))),
+        _seeded("page-limit-0", get(CM, params={"limit": "0"}, record=names(*extra))),
+        _seeded("page-limit-exact", get(CM, params={"limit": "5"}, record=names(*extra))),
+        _seeded("page-limit-negative", get(CM, params={"limit": "-1"}, record=names(*extra))),
+        _seeded("page-limit-not-number", get(CM, params={"limit": "x"}, record=names(*extra))),
+        _seeded("page-bad-continue", get(CM, params={"limit": "2", "continue": "garbage"},
+                                         record=names(*extra))),
+        _seeded("page-with-selector", get(CM, params={"limit": "1", "labelSelector": "tier=b"},
+                                          record=names(*extra), save={"c": "metadata.continue"}),
+                get(CM, params={"limit": "1", "labelSelector": "tier=b", "continue": "${c}"},
+                    record=names(*extra))),
+        _seeded("page-continue-other-collection",
+                get(CM, params={"limit": "2"}, save={"c": "metadata.continue"}),
+                get(SECRETS, params={"limit": "2", "continue": "${c}"}, record=names())),
+        _seeded("page-rv-and-continue",
+                get(CM, params={"limit": "2"}, save={"c": "metadata.continue"}),
+                get(CM, params={"limit": "2", "continue": "${c}", "resourceVersion": "1"},
+                    record=names())),
+    ]
+
+
+def _versions() -> list[Case]:
+    one = f"{CM}/c0"
+    return [
+        _seeded("rv-list-zero", get(CM, params={"resourceVersion": "0"}, record=names())),
+        _seeded("rv-match-exact-no-rv", get(CM, params={"resourceVersionMatch": "Exact"},
+                                            record=names())),
+        _seeded("rv-match-bad", get(CM, params={"resourceVersionMatch": "Sometimes",
+                                                "resourceVersion": "1"}, record=names())),
+        _seeded("rv-match-not-older", get(CM, params={"limit": "1"},
+                                          save={"rv": "metadata.resourceVersion"}),
+                get(CM, params={"resourceVersionMatch": "NotOlderThan",
+                                "resourceVersion": "${rv}"}, record=names())),
+        _seeded("rv-match-exact", get(CM, save={"rv": "metadata.resourceVersion"}),
+                post(CM, cm("later")),
+                get(CM, params={"resourceVersionMatch": "Exact", "resourceVersion": "${rv}",
+                                "limit": "10"}, record=names())),
+        _seeded("rv-match-with-zero-exact",
+                get(CM, params={"resourceVersionMatch": "Exact", "resourceVersion": "0"},
+                    record=names())),
+        _seeded("rv-get-not-a-number", get(one, params={"resourceVersion": "abc"})),
+        _seeded("rv-list-not-a-number", get(CM, params={"resourceVersion": "abc"},
+                                            record=names())),
+        _seeded("rv-get-zero", get(one, params={"resourceVersion": "0"}, record=names())),
+        _seeded("rv-future-list", get(CM, params={"resourceVersion": "99999999",
+                                                  "resourceVersionMatch": "NotOlderThan"},
+                                      record=names(), within=0.5),
+                scrub=(("\\d{5,}", "N"),)),
+        _seeded("rv-update-increases", get(one, save={"rv": "metadata.resourceVersion"}),
+                patch(one, {"data": {"x": "1"}}, record=None),
+                patch(one, {"data": {"x": "1"}}, record=None),
+                get(one, record=None, save={"rv2": "metadata.resourceVersion"}),
+                get(CM, params={"fieldSelector": "metadata.name=c0",
+                                "resourceVersion": "${rv}",
+                                "resourceVersionMatch": "Exact"}, record=names())),
+    ]
+
+
+def _watches() -> list[Case]:
+    def at_rv(id: str, *steps: object, count: int, params: dict[str, str] | None = None,
+              paths: tuple[str, ...] = ()) -> Case:
+        from ..model import events
+        return case(id, get(CM, save={"rv": "metadata.resourceVersion"}, record=None),
+                    *steps,  # type: ignore[arg-type]
+                    watch(CM, {"resourceVersion": "${rv}", **(params or {})},
+                          events=count, within=5, record=events(*paths)))
+    one = f"{CM}/w"
+    sel = {"labelSelector": "keep=yes"}
+    return [
+        at_rv("watch-add-modify-delete", post(CM, cm("w")), patch(one, {"data": {"k": "2"}}),
+              delete(one), count=3, paths=("data.k",)),
+        at_rv("watch-label-leaves", post(CM, cm("w", labels={"keep": "yes"})),
+              patch(one, {"metadata": {"labels": {"keep": "no"}}}),
+              count=2, params=sel, paths=("metadata.labels.keep",)),
+        at_rv("watch-label-enters", post(CM, cm("w", labels={"keep": "no"})),
+              patch(one, {"metadata": {"labels": {"keep": "yes"}}}),
+              patch(one, {"data": {"k": "3"}}),
+              count=2, params=sel, paths=("metadata.labels.keep", "data.k")),
+        at_rv("watch-field-name", post(CM, cm("w")), post(CM, cm("other")),
+              delete(one), count=2, params={"fieldSelector": "metadata.name=w"}),
+        at_rv("watch-finalizer-delete", post(CM, cm("w", finalizers=["example.com/f"])),
+              delete(one), patch(one, {"metadata": {"finalizers": None}}), count=3,
+              paths=("metadata.finalizers",)),
+        at_rv("watch-rv-equals-delete", post(CM, cm("w")), delete(one), count=2,
+              paths=("metadata.resourceVersion",)),
+        at_rv("watch-noop-update", post(CM, cm("w")), patch(one, {"data": {"k": "v"}}),
+              patch(one, {"data": {"k": "z"}}), count=2, paths=("data.k",)),
+        case("watch-rv-zero-existing", post(CM, cm("a")), post(CM, cm("b")),
+             watch(CM, {"resourceVersion": "0"}, events=2, within=5,
+                   record=_sorted_events())),
+        case("watch-no-rv-existing", post(CM, cm("a")), post(CM, cm("b")),
+             watch(CM, {}, events=2, within=5, record=_sorted_events())),
+        case("watch-too-old", post(CM, cm("a")),
+             watch(CM, {"resourceVersion": "1"}, events=1, within=5),
+             scrub=((f"too old resource version: {_RV} \\({_RV}\\)",
+                     "too old resource version: N (M)"),)),
+        case("watch-single-object", post(CM, cm("a")), post(CM, cm("b")),
+             watch(f"{CM}/a", {}, events=1, within=3)),
+        case("watch-bad-rv", watch(CM, {"resourceVersion": "x"}, events=1, within=3)),
+        case("watch-timeout-seconds", post(CM, cm("a")),
+             watch(CM, {"timeoutSeconds": "1"}, events=5, within=4)),
+        case("watch-rv-match-refused", watch(CM, {"resourceVersionMatch": "NotOlderThan",
+                                                  "resourceVersion": "1"}, events=1,
+                                             within=3)),
+    ]
+
+
+def _sorted_events() -> object:
+    from ..model import events
+    base = events()
+
+    def record(answer: object) -> object:
+        got = base(answer)  # type: ignore[arg-type]
+        return sorted(got) if isinstance(got, list) else got
+    return record
+
+
+CASES = [*_selectors(), *_pagination(), *_versions(), *_watches()]

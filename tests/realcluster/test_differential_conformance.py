@@ -1,0 +1,50 @@
+"""Differential conformance: every case of `hack.realcluster.differential.cases` runs against
+the real Kubernetes 1.20 control plane and against the local server (RBAC on, as the real one),
+and their normalized outcomes are compared. A difference must be explained (Kubernetes' history,
+`explained.EXPLAINED`) or be a known open deviation of the local server (`explained.OPEN`);
+any other difference fails the test, and the report line says how many of each there were."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from hack.localcluster.testing import running_cluster
+from hack.realcluster.control_plane import ControlPlane
+from hack.realcluster.differential import runner
+from hack.realcluster.differential.cases import ALL, setup
+from hack.realcluster.differential.explained import EXPLAINED, OPEN
+from hack.realcluster.differential.target import Target
+
+pytestmark = pytest.mark.timeout(300, func_only=True)
+
+
+@pytest.fixture
+async def targets(control_plane: ControlPlane, tmp_path: Path
+                  ) -> AsyncIterator[tuple[Target, Target]]:
+    async with running_cluster(tmp_path / "local", authorization_mode="RBAC"):
+        real = Target.from_kubeconfig("real", control_plane.write_kubeconfig(
+            tmp_path / "real" / "kubeconfig"))
+        local = Target.from_kubeconfig("local", tmp_path / "local" / "kubeconfig")
+        try:
+            await asyncio.gather(setup(real), setup(local))
+            yield real, local
+        finally:
+            await asyncio.gather(real.close(), local.close())
+
+
+async def test_both_servers_answer_alike(targets: tuple[Target, Target]) -> None:
+    real, local = targets
+    report = await runner.differential(real, local, ALL, {**EXPLAINED, **OPEN})
+    print(report.line())
+    assert len(ALL) >= 200
+    assert not report.unexplained, f"{report.line()}\n{report.details()}"
+
+
+def test_tables_name_cases_that_exist() -> None:
+    ids = {c.id for c in ALL}
+    assert not (set(EXPLAINED) | set(OPEN)) - ids
+    assert not set(EXPLAINED) & set(OPEN)
