@@ -46,4 +46,5 @@ async def test_examples_are_accepted(cluster: LocalCluster, kubectl: Kubectl) ->
     await kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=30s")
     for name in FILES:
         await kubectl("apply", "-f", str(EXAMPLES / name))
-    assert len((await kubectl("get", "dmodel", "-o", "name")).split()) == 2
+    listed = await kubectl("get", "dynamomodels.v1alpha1.nvidia.com", "-o", "name")
+    assert len(listed.split()) == 2

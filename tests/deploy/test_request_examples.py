@@ -39,5 +39,6 @@ async def test_examples_are_accepted(cluster: LocalCluster, kubectl: Kubectl) ->
     await kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=30s")
     for name in FILES:
         await kubectl("apply", "-f", str(EXAMPLES / name))
-    names = (await kubectl("get", "dgdr", "-o", "name")).split()
+    names = (await kubectl("get", "dynamographdeploymentrequests.v1alpha1.nvidia.com", "-o",
+                                 "name")).split()
     assert len(names) == len(FILES)

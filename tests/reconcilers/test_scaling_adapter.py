@@ -37,6 +37,9 @@ from reconcilers.scaling_adapter.reconciler import NAME as CONTROLLER
 Json = dict[str, object]
 HPAS = Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler")
 GRAPH_RESOURCE = "dynamographdeployments.nvidia.com"
+#: kubectl's name of the adapters in v1alpha1 (a short name reads v1beta1, through a
+#: conversion webhook these tests do not run).
+ADAPTERS_V1ALPHA1 = "dynamographdeploymentscalingadapters.v1alpha1.nvidia.com"
 
 
 @pytest.fixture
@@ -94,7 +97,7 @@ async def test_kubectl_scale_changes_the_graph_once(cluster: LocalCluster, kube:
     assert await events_of(kube, "g-decode") == []  # a fresh adapter is no hand edit
     assert operator_writes(cluster, GRAPH_RESOURCE) == 0
 
-    await kubectl("scale", "dgdsa/g-decode", "--replicas=3")
+    await kubectl("scale", f"{ADAPTERS_V1ALPHA1}/g-decode", "--replicas=3")
     await eventually(lambda: applied(kube, "g-decode", 3))
     assert await graph_replicas(kube, "g", "decode") == 3
     assert operator_writes(cluster, GRAPH_RESOURCE) == 1
@@ -102,7 +105,7 @@ async def test_kubectl_scale_changes_the_graph_once(cluster: LocalCluster, kube:
     assert scaled["message"] == "Scaled service decode from 2 to 3 replicas"
     assert await events_of(kube, "g-decode", "Synced") == []  # our own write is no hand edit
 
-    wide = (await kubectl("get", "dgdsa", "-o", "wide")).splitlines()
+    wide = (await kubectl("get", ADAPTERS_V1ALPHA1, "-o", "wide")).splitlines()
     assert wide[0].split() == ["NAME", "DGD", "SERVICE", "REPLICAS", "AGE", "DESIRED",
                                "LAST-SCALED", "READY"]
     row = wide[1].split()
@@ -135,10 +138,10 @@ async def test_scale_to_zero_and_back(kube: KubeClient, kubectl: Kubectl,
     await kube.create(GRAPH_DEPLOYMENTS, graph("g", {"decode": service(2)}))
     await kube.create(SCALING_ADAPTERS, adapter("g", "decode", 2))
     await eventually(lambda: applied(kube, "g-decode", 2))
-    await kubectl("scale", "dgdsa/g-decode", "--replicas=0")
+    await kubectl("scale", f"{ADAPTERS_V1ALPHA1}/g-decode", "--replicas=0")
     await eventually(lambda: applied(kube, "g-decode", 0))
     assert await graph_replicas(kube, "g", "decode") == 0
-    await kubectl("scale", "dgdsa/g-decode", "--replicas=2")
+    await kubectl("scale", f"{ADAPTERS_V1ALPHA1}/g-decode", "--replicas=2")
     await eventually(lambda: applied(kube, "g-decode", 2))
     assert await graph_replicas(kube, "g", "decode") == 2
 
