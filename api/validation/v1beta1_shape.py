@@ -10,7 +10,9 @@ has already checked the types):
 - every component (a graph's entries, a DCD's spec): a `podTemplate` has a container `main`
   (the one the operator configures), every other container names its image (sidecars get
   no defaults), `frontendSidecar` names a container of the template and `dynamoSidecar` a
-  restartable init container; `minAvailable` at most `replicas` unless that is 0;
+  restartable init container; `minAvailable` at most `replicas` unless that is 0; `roles`
+  only on a multinode component, exactly one leader and one worker, of 1 and
+  `multinode.nodeCount - 1` pods when given;
 - on update: a component's `type`, once set, and its `minAvailable` do not change (a graph's
   components are matched by name).
 
@@ -28,6 +30,9 @@ from api.v1beta1 import MAIN_CONTAINER, MAX_COMPONENTS
 __all__ = ["component_deployment_shape", "graph_deployment_shape", "v1beta1_shape"]
 
 EPP = "epp"
+#: The roles of a multinode component, and the pods each has in one instance.
+ROLE_PODS = {"leader": "the leader role has 1 pod",
+             "worker": "the worker role has multinode.nodeCount - 1 pods"}
 
 
 def v1beta1_shape(obj: Json, old: Json | None) -> list[FieldError]:
@@ -87,6 +92,7 @@ def component_shape(path: str, component: Json, old: Json | None) -> list[FieldE
     """One component's pod template and sidecar references; with `old`, what may not
     change."""
     errors = _pod_template(path, component)
+    errors += _roles(path, component)
     replicas, least = component.get("replicas"), component.get("minAvailable")
     if isinstance(least, int) and isinstance(replicas, int) and 0 < replicas < least:
         errors.append(FieldError(
@@ -134,6 +140,36 @@ def _pod_template(path: str, component: Json) -> list[FieldError]:
                 f"{path}.dynamoSidecar",
                 f"Invalid value: {_quoted(runtime)}: must name an init container of "
                 "podTemplate.spec.initContainers with restartPolicy Always"))
+    return errors
+
+
+def _roles(path: str, component: Json) -> list[FieldError]:
+    roles = component.get("roles")
+    if roles is None:
+        return []
+    multinode = component.get("multinode")
+    if not isinstance(multinode, dict):
+        return [FieldError(f"{path}.roles", "Forbidden: only a multinode component has roles")]
+    errors = []
+    names = []
+    for i, role in enumerate(_dicts(roles)):
+        name = role.get("name")
+        names.append(name)
+        if name not in ROLE_PODS:
+            supported = ", ".join(f'"{r}"' for r in ROLE_PODS)
+            errors.append(FieldError(f"{path}.roles[{i}].name", f"Unsupported value: "
+                                     f"{_quoted(name)}: supported values: {supported}"))
+            continue
+        count = role.get("replicas")
+        nodes = multinode.get("nodeCount")
+        expected = 1 if name == "leader" else nodes - 1 if isinstance(nodes, int) else None
+        if isinstance(count, int) and expected is not None and count != expected:
+            errors.append(FieldError(
+                f"{path}.roles[{i}].replicas",
+                f"Invalid value: {count}: {ROLE_PODS[name]} ({expected})"))
+    if sorted(n for n in names if n in ROLE_PODS) != sorted(ROLE_PODS):
+        errors.append(FieldError(f"{path}.roles", "Required value: exactly one leader and "
+                                                  "one worker role"))
     return errors
 
 

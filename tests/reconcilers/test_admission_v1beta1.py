@@ -246,6 +246,33 @@ async def test_a_pod_template_has_main_and_sidecars_name_their_images(
     assert await webhooks.apply(_graph(sidecar)) == ""
 
 
+async def test_roles_and_min_available(webhooks: Webhooks) -> None:
+    """roles: a multinode component's leader and worker, of 1 and nodeCount - 1 pods;
+    minAvailable: at most replicas (unless 0), and it does not change."""
+    single = _component("Worker", roles=[{"name": "leader"}, {"name": "worker"}])
+    assert _denied(await webhooks.apply(_graph(single))) == (
+        "spec.components[0].roles: Forbidden: only a multinode component has roles")
+    multi = _component("Worker", multinode={"nodeCount": 3},
+                       roles=[{"name": "leader", "replicas": 2}, {"name": "workers"}])
+    assert _denied(await webhooks.apply(_graph(multi))).split("; ") == [
+        "spec.components[0].roles[0].replicas: Invalid value: 2: the leader role has 1 pod "
+        "(1)",
+        'spec.components[0].roles[1].name: Unsupported value: "workers": supported values: '
+        '"leader", "worker"',
+        "spec.components[0].roles: Required value: exactly one leader and one worker role"]
+    multi["roles"] = [{"name": "leader", "replicas": 1}, {"name": "worker", "replicas": 2}]
+    assert await webhooks.apply(_graph(multi)) == ""
+    least = _component("Frontend", "frontend", replicas=1, minAvailable=2)
+    assert _denied(await webhooks.apply(_graph(least, name="h"))) == (
+        "spec.components[0].minAvailable: Invalid value: 2: must be less than or equal to "
+        "replicas (1) unless replicas is 0")
+    least["replicas"] = 2
+    assert await webhooks.apply(_graph(least, name="h")) == ""
+    least["minAvailable"] = 1
+    assert _denied(await webhooks.apply(_graph(least, name="h"))) == (
+        "spec.components[0].minAvailable: Invalid value: field is immutable after creation")
+
+
 def _alpha_graph() -> Json:
     return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
             "metadata": {"name": "same", "namespace": "default"},
