@@ -31,6 +31,14 @@ CRD_FILES = [*sorted((ROOT / "deploy" / "crds").glob("*.yaml")),
              ROOT / "hack" / "crds" / "leaderworkerset.yaml",
              ROOT / "hack" / "crds" / "inferencepool.yaml"]
 OPERATOR = Path(sys.executable).parent / "dynamo-operator"
+#: kubectl's names of our kinds in v1alpha1, the version these tests write and read. A short
+#: name (`dgd`) reads discovery's preferred version, v1beta1, through the operator's
+#: conversion webhook, which most tests run without (a read then fails with a 500).
+DGD = "dynamographdeployments.v1alpha1.nvidia.com"
+DCD = "dynamocomponentdeployments.v1alpha1.nvidia.com"
+DGDR = "dynamographdeploymentrequests.v1alpha1.nvidia.com"
+DGDSA = "dynamographdeploymentscalingadapters.v1alpha1.nvidia.com"
+DM = "dynamomodels.v1alpha1.nvidia.com"
 
 
 
@@ -62,12 +70,12 @@ class Env:
         args = ["get", kind, *([name] if name else []), "-o", "json"]
         if selector:
             args += ["-l", selector]
-        code, out = await self.k_result(*args)
-        if code != 0:
-            if "NotFound" in out:
+        result = await self.kubectl.run("-n", self.namespace, *args)
+        if result.code != 0:
+            if "NotFound" in result.stderr:
                 return None
-            raise AssertionError(out)
-        return json.loads(out)
+            raise AssertionError(result.stdout + result.stderr)
+        return json.loads(result.stdout)  # stderr may hold a deprecation warning
 
     async def names(self, kind: str, selector: str | None = None) -> list[str]:
         items = (await self.get(kind, selector=selector))["items"]
@@ -79,14 +87,14 @@ class Env:
 
     async def ready(self, dgd: str) -> dict[str, Any]:
         """The Ready condition of a DGD ({} when absent)."""
-        obj = await self.get("dgd", dgd)
+        obj = await self.get(DGD, dgd)
         for c in ((obj or {}).get("status") or {}).get("conditions") or []:
             if c.get("type") == "Ready":
                 return dict(c)
         return {}
 
     async def wait_ready(self, dgd: str, seconds: int = 60) -> None:
-        await self.k("wait", "--for=condition=Ready", f"dgd/{dgd}", f"--timeout={seconds}s")
+        await self.k("wait", "--for=condition=Ready", f"{DGD}/{dgd}", f"--timeout={seconds}s")
 
     async def wait_reason(self, dgd: str, *words: str, within: float = 30) -> dict[str, Any]:
         """Wait until Ready is False and its reason+message contain every word."""

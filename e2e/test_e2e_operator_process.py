@@ -9,7 +9,7 @@ import signal
 from collections.abc import Awaitable, Callable
 
 import pytest
-from e2e_support import EXAMPLES, Env, OperatorProcess, eventually
+from e2e_support import DCD, DGD, EXAMPLES, Env, OperatorProcess, eventually
 
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import LocalCluster
@@ -38,7 +38,7 @@ async def test_sigkill_mid_rollout_converges(env: Env, operators: Start) -> None
     op = await operators("op-1")
     await env.apply_example("vllm-agg")
     await env.wait_ready("vllm-agg")
-    await env.k("patch", "dgd", "vllm-agg", "--type=json", "-p", json.dumps([
+    await env.k("patch", DGD, "vllm-agg", "--type=json", "-p", json.dumps([
         {"op": "replace", "path": "/spec/services/VllmDecodeWorker/replicas", "value": 3},
         {"op": "replace",
          "path": "/spec/services/VllmDecodeWorker/extraPodSpec/mainContainer/image",
@@ -55,7 +55,7 @@ async def test_sigkill_mid_rollout_converges(env: Env, operators: Start) -> None
         return (dep["spec"]["replicas"] == 3 and status.get("updatedReplicas") == 3
                 and status.get("availableReplicas") == 3 and status.get("replicas") == 3)
     await eventually(converged, what="3 updated, available worker replicas")
-    assert await env.names("dcd") == ["vllm-agg-frontend", WORKER]
+    assert await env.names(DCD) == ["vllm-agg-frontend", WORKER]
     assert await env.names("deploy") == ["vllm-agg-frontend", WORKER]
     services = [n for n in await env.names("svc") if n.startswith("vllm-agg")]
     assert set(services) <= {"vllm-agg-frontend", WORKER}, services
@@ -95,7 +95,7 @@ async def test_idle_operator_makes_no_writes(
     template = (EXAMPLES / "vllm-agg.yaml").read_text()
     docs = [template.replace("name: vllm-agg", f"name: idle-{i:02d}") for i in range(50)]
     await env.k("apply", "-f", "-", stdin="\n---\n".join(docs))
-    await env.k("wait", "--for=condition=Ready", "dgd", "--all", "--timeout=150s")
+    await env.k("wait", "--for=condition=Ready", DGD, "--all", "--timeout=150s")
     await asyncio.sleep(2.0)  # the last status writes and their watch events settle
     needs_local.stats.reset()
     await asyncio.sleep(IDLE_SECONDS)

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 
 import pytest
-from e2e_support import EXAMPLES, OPERATOR, Env, OperatorProcess
+from e2e_support import DGD, DGDSA, EXAMPLES, OPERATOR, Env, OperatorProcess
 
 NAMES = ["vllm-agg", "vllm-disagg", "vllm-multinode", "trtllm-multinode", "vllm-planner",
          "vllm-scaling-adapter", "vllm-epp"]
@@ -42,10 +42,10 @@ async def test_all_examples_become_ready(
         assert "namespace:" not in text, f"{name}: examples go into the current namespace"
         await env.apply_example(name)
     # 1 + 2 + 8 + 8 + 2 + 1 + 1 GPUs of the simulated 32
-    await env.k("wait", "--for=condition=Ready", "dgd", "--all", "--timeout=90s")
-    out = await env.k("get", "dgd")
+    await env.k("wait", "--for=condition=Ready", DGD, "--all", "--timeout=90s")
+    out = await env.k("get", DGD)
     assert out.count(" True ") == len(NAMES), out
-    assert len(await env.names("dgdsa")) == 3
+    assert len(await env.names(DGDSA)) == 3
     # What their pods run as and mount, made by the operator.
     for kind, name in (("serviceaccount", "planner-serviceaccount"),
                        ("serviceaccount", "epp-serviceaccount"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from e2e_support import Env, OperatorProcess, eventually
+from e2e_support import DGD, Env, OperatorProcess, eventually
 
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1"
 
@@ -35,7 +35,7 @@ async def test_worker_never_ready_is_named(env: Env, operator: OperatorProcess) 
         message = str((await env.ready("stuck")).get("message"))
         return "Frontend" not in message and "VllmWorker" in message
     await eventually(only_worker, what="only the worker named")
-    out = await env.k("get", "dgd", "stuck", "-o", "wide")
+    out = await env.k("get", DGD, "stuck", "-o", "wide")
     assert "pending" in out, out
 
 
@@ -61,4 +61,4 @@ async def test_invalid_graph_is_rejected_naming_the_field(
     code, out = await env.k_result("apply", "-f", "-", stdin=json.dumps(bad))
     assert code != 0
     assert "spec.services.VllmWorker.replicas" in out, out
-    assert await env.get("dgd", "bad") is None
+    assert await env.get(DGD, "bad") is None

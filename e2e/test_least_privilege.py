@@ -36,7 +36,17 @@ from typing import Any
 import aiohttp
 import pytest
 import yaml
-from e2e_support import EXAMPLES, ROOT, Env, OperatorProcess, eventually, free_port
+from e2e_support import (
+    DGD,
+    DGDR,
+    DGDSA,
+    EXAMPLES,
+    ROOT,
+    Env,
+    OperatorProcess,
+    eventually,
+    free_port,
+)
 
 from hack.localcluster.rbac import OWNER_REFERENCES_PLUGIN, RequestAttributes
 from hack.localcluster.rbac.rules import Rule, breakdown, uncovered
@@ -286,19 +296,19 @@ async def _conversion(env: Env) -> None:
 async def _lifecycle(env: Env) -> None:
     await env.apply_example("vllm-agg")
     await env.wait_ready("vllm-agg", 90)
-    await env.k("patch", "dgd", "vllm-agg", "--type=merge", "-p", json.dumps(
+    await env.k("patch", DGD, "vllm-agg", "--type=merge", "-p", json.dumps(
         {"spec": {"services": {"VllmDecodeWorker": {"replicas": 2}}}}))
 
     async def two() -> bool:
         dep = await env.get("deploy", "vllm-agg-vllmdecodeworker")
         return bool(dep) and dep["spec"].get("replicas") == 2
     await eventually(two, what="the worker Deployment at 2 replicas")
-    await env.k("patch", "dgd", "vllm-agg", "--type=json", "-p", json.dumps([{
+    await env.k("patch", DGD, "vllm-agg", "--type=json", "-p", json.dumps([{
         "op": "replace",
         "path": "/spec/services/VllmDecodeWorker/extraPodSpec/mainContainer/image",
         "value": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"}]))
     await env.wait_ready("vllm-agg", 90)
-    await env.k("delete", "dgd", "vllm-agg", "--wait=true", "--timeout=60s")
+    await env.k("delete", DGD, "vllm-agg", "--wait=true", "--timeout=60s")
 
     async def pruned() -> bool:
         return not await env.names("deploy", "nvidia.com/dynamo-graph-deployment-name=vllm-agg")
@@ -309,11 +319,11 @@ async def _scaling(env: Env) -> None:
     await env.apply_example("vllm-scaling-adapter")
     await env.wait_ready("vllm-scaling-adapter", 90)
     adapter = "vllm-scaling-adapter-vllmdecodeworker"
-    await eventually(lambda: env.get("dgdsa", adapter), what="the scaling adapter")
-    await env.k("scale", "dgdsa", adapter, "--replicas=3")
+    await eventually(lambda: env.get(DGDSA, adapter), what="the scaling adapter")
+    await env.k("scale", DGDSA, adapter, "--replicas=3")
 
     async def three() -> bool:
-        dgd = await env.get("dgd", "vllm-scaling-adapter")
+        dgd = await env.get(DGD, "vllm-scaling-adapter")
         return bool(dgd["spec"]["services"]["VllmDecodeWorker"].get("replicas") == 3)
     await eventually(three, what="the graph scaled through its adapter")
     await env.wait_ready("vllm-scaling-adapter", 90)
@@ -326,14 +336,14 @@ async def _more_kinds(env: Env) -> None:
     await env.apply_example("vllm-epp")
     await env.wait_ready("vllm-epp", 90)
     await env.apply_example("dgdr-auto-apply")
-    await env.k("wait", "--for=jsonpath={.status.state}=Ready", "dgdr/qwen-sla",
+    await env.k("wait", "--for=jsonpath={.status.state}=Ready", f"{DGDR}/qwen-sla",
                 "--timeout=90s")
     # A request that discovers its GPUs from the nodes' labels.
     request = yaml.safe_load((EXAMPLES / "dgdr-spec-only.yaml").read_text())
     request["metadata"]["name"] = "discovered"
     request["spec"]["enableGpuDiscovery"] = True
     await env.k("apply", "-f", "-", stdin=json.dumps(request))
-    await env.k("wait", "--for=jsonpath={.status.state}=Ready", "dgdr/discovered",
+    await env.k("wait", "--for=jsonpath={.status.state}=Ready", f"{DGDR}/discovered",
                 "--timeout=90s")
 
 

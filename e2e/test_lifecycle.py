@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from e2e_support import Env, OperatorProcess, eventually, watched_column
+from e2e_support import DCD, DGD, Env, OperatorProcess, eventually, watched_column
 
 WORKER = "vllm-agg-vllmdecodeworker"
 FRONTEND = "vllm-agg-frontend"
@@ -24,13 +24,13 @@ async def pods_of(env: Env, deployment: str) -> list[Any]:
 async def test_create_ready_and_wide_columns(env: Env, operator: OperatorProcess) -> None:
     await env.apply_example("vllm-agg")
     await env.wait_ready("vllm-agg")
-    out = await env.k("get", "dgd", "-o", "wide")
+    out = await env.k("get", DGD, "-o", "wide")
     header, row = out.splitlines()[:2]
     columns = dict(zip(header.split(), row.split(), strict=False))
     assert columns["READY"] == "True", out
     assert columns["BACKEND"] == "vllm", out
     assert columns["STATE"] == "successful", out
-    assert await env.names("dcd") == [FRONTEND, WORKER]
+    assert await env.names(DCD) == [FRONTEND, WORKER]
     assert await env.names("deploy") == [FRONTEND, WORKER]
     assert FRONTEND in await env.names("svc")
 
@@ -40,7 +40,7 @@ async def test_scale_change_image_remove_service(env: Env, operator: OperatorPro
     await env.wait_ready("vllm-agg")
 
     # scale: replicas 1 -> 3 on the worker
-    await env.k("patch", "dgd", "vllm-agg", "--type=merge", "-p",
+    await env.k("patch", DGD, "vllm-agg", "--type=merge", "-p",
                 json.dumps({"spec": {"services": {"VllmDecodeWorker": {"replicas": 3}}}}))
 
     async def three() -> bool:
@@ -51,8 +51,8 @@ async def test_scale_change_image_remove_service(env: Env, operator: OperatorPro
     # new image: Ready turns False naming the rollout, then True once every replica updated
     old_pods = {p["metadata"]["name"] for p in await pods_of(env, WORKER)}
     ready_reason = '.status.conditions[?(@.type=="Ready")].reason'
-    async with watched_column(env, "dgd", ready_reason) as reasons:
-        await env.k("patch", "dgd", "vllm-agg", "--type=json", "-p", json.dumps([{
+    async with watched_column(env, DGD, ready_reason) as reasons:
+        await env.k("patch", DGD, "vllm-agg", "--type=json", "-p", json.dumps([{
             "op": "replace",
             "path": "/spec/services/VllmDecodeWorker/extraPodSpec/mainContainer/image",
             "value": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"}]))
@@ -69,38 +69,38 @@ async def test_scale_change_image_remove_service(env: Env, operator: OperatorPro
     assert images == {"nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"}
 
     # remove a service: its DCD, Deployment and Service go away, the rest stays
-    await env.k("patch", "dgd", "vllm-agg", "--type=json", "-p", json.dumps([{
+    await env.k("patch", DGD, "vllm-agg", "--type=json", "-p", json.dumps([{
         "op": "remove", "path": "/spec/services/VllmDecodeWorker"}]))
 
     async def gone() -> bool:
-        return (WORKER not in await env.names("dcd") and WORKER not in await env.names("deploy")
+        return (WORKER not in await env.names(DCD) and WORKER not in await env.names("deploy")
                 and WORKER not in await env.names("svc"))
     await eventually(gone, what="the worker's children to be deleted")
-    assert await env.names("dcd") == [FRONTEND]
+    assert await env.names(DCD) == [FRONTEND]
     await env.wait_ready("vllm-agg")
 
 
 async def test_delete_graph_collects_everything(env: Env, operator: OperatorProcess) -> None:
     await env.apply_example("vllm-agg")
     await env.wait_ready("vllm-agg")
-    await env.k("delete", "dgd", "vllm-agg", "--wait=true", "--timeout=30s")
+    await env.k("delete", DGD, "vllm-agg", "--wait=true", "--timeout=30s")
 
     async def empty() -> bool:
-        for kind in ("dcd", "deploy", "svc", "pods"):
+        for kind in (DCD, "deploy", "svc", "pods"):
             if await env.names(kind, selector=SEL):
                 return False
-        return not await env.names("dcd")
+        return not await env.names(DCD)
     await eventually(empty, what="every child garbage collected")
     # nothing comes back once the graph is gone
     await asyncio.sleep(1.5)
-    assert not await env.names("dcd")
+    assert not await env.names(DCD)
     assert not await env.names("deploy")
 
 
 async def test_replace_makes_no_duplicates(env: Env, operator: OperatorProcess) -> None:
     await env.apply_example("vllm-agg")
     await env.wait_ready("vllm-agg")
-    live = await env.get("dgd", "vllm-agg")
+    live = await env.get(DGD, "vllm-agg")
     for key in ("status",):
         live.pop(key, None)
     live["metadata"] = {"name": "vllm-agg", "resourceVersion":
@@ -108,7 +108,7 @@ async def test_replace_makes_no_duplicates(env: Env, operator: OperatorProcess) 
     await env.k("replace", "-f", "-", stdin=json.dumps(live))
     await env.wait_ready("vllm-agg")
     await asyncio.sleep(1.0)
-    assert await env.names("dcd") == [FRONTEND, WORKER]
+    assert await env.names(DCD) == [FRONTEND, WORKER]
     assert await env.names("deploy") == [FRONTEND, WORKER]
     assert len(await pods_of(env, WORKER)) == 1
     assert len(await env.names("rs")) == 2

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from e2e_support import Env, OperatorProcess, eventually
+from e2e_support import DCD, DGD, Env, OperatorProcess, eventually
 
 GRAPH = "vllm-agg"
 WORKER = "VllmDecodeWorker"
-DCD = "vllm-agg-vllmdecodeworker"
+WORKER_DCD = "vllm-agg-vllmdecodeworker"
 
 
 def has(obj: dict[str, Any] | None, field: str, key: str) -> bool:
@@ -26,34 +26,34 @@ async def test_removed_service_label_and_annotation_leave_every_child(
         env: Env, operator: OperatorProcess) -> None:
     await env.apply_example(GRAPH)
     await env.wait_ready(GRAPH)
-    await env.k("patch", "dgd", GRAPH, "--type=merge", "-p", json.dumps({"spec": {"services": {
+    await env.k("patch", DGD, GRAPH, "--type=merge", "-p", json.dumps({"spec": {"services": {
         WORKER: {"labels": {"team": "a"}, "annotations": {"note": "x"}}}}}))
 
     async def labelled() -> bool:
-        return bool(await running_pods(env, f"team=a,nvidia.com/selector={DCD}"))
+        return bool(await running_pods(env, f"team=a,nvidia.com/selector={WORKER_DCD}"))
     await eventually(labelled, what="worker pods labelled team=a")
-    dep = await env.get("deploy", DCD)
+    dep = await env.get("deploy", WORKER_DCD)
     assert dep["metadata"]["labels"]["team"] == "a"
     assert dep["metadata"]["annotations"]["note"] == "x"
     # Someone else's keys on our Deployment.
-    await env.k("label", "deploy", DCD, "owner=platform")
-    await env.k("annotate", "deploy", DCD, "platform/ticket=42")
+    await env.k("label", "deploy", WORKER_DCD, "owner=platform")
+    await env.k("annotate", "deploy", WORKER_DCD, "platform/ticket=42")
 
-    await env.k("patch", "dgd", GRAPH, "--type=json", "-p", json.dumps([
+    await env.k("patch", DGD, GRAPH, "--type=json", "-p", json.dumps([
         {"op": "remove", "path": f"/spec/services/{WORKER}/labels"},
         {"op": "remove", "path": f"/spec/services/{WORKER}/annotations"}]))
 
     async def gone() -> bool:
-        dcd = await env.get("dcd", DCD)
-        dep = await env.get("deploy", DCD)
+        dcd = await env.get(DCD, WORKER_DCD)
+        dep = await env.get("deploy", WORKER_DCD)
         template = {"metadata": dep["spec"]["template"]["metadata"]}
         return not (has(dcd, "labels", "team") or has(dcd, "annotations", "note")
                     or has(dep, "labels", "team") or has(dep, "annotations", "note")
                     or has(template, "labels", "team")
-                    or await running_pods(env, f"team=a,nvidia.com/selector={DCD}"))
+                    or await running_pods(env, f"team=a,nvidia.com/selector={WORKER_DCD}"))
     await eventually(gone, within=60, what="team and note gone from the DCD, Deployment, pods")
-    assert "team" not in ((await env.get("dcd", DCD))["spec"].get("labels") or {})
-    dep = await env.get("deploy", DCD)
+    assert "team" not in ((await env.get(DCD, WORKER_DCD))["spec"].get("labels") or {})
+    dep = await env.get("deploy", WORKER_DCD)
     assert dep["metadata"]["labels"]["owner"] == "platform"
     assert dep["metadata"]["annotations"]["platform/ticket"] == "42"
     await env.wait_ready(GRAPH)
@@ -77,7 +77,7 @@ async def test_standalone_component_label_removed_and_changed(
         dep = await env.get("deploy", "solo")
         return has(dep, "labels", "team") and bool(await running_pods(env, "team=b"))
     await eventually(labelled, within=60, what="the standalone DCD's pods labelled team=b")
-    await env.k("patch", "dcd", "solo", "--type=merge", "-p", json.dumps({"spec": {
+    await env.k("patch", DCD, "solo", "--type=merge", "-p", json.dumps({"spec": {
         "labels": {"team": None, "tier": "gold"}, "annotations": {"note": "z"}}}))
 
     async def changed() -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import signal
 
 import aiohttp
-from e2e_support import Env, OperatorProcess, eventually, free_port
+from e2e_support import DGD, Env, OperatorProcess, eventually, free_port
 from prometheus_client.parser import text_string_to_metric_families
 from test_webhooks import bad_graph, serving
 
@@ -78,7 +78,7 @@ async def test_metrics_after_a_graph_lifecycle(env: Env, needs_local: LocalClust
         assert value(samples, "dynamo_operator_webhook_requests_total", resource_type=KIND,
                      result="denied") >= 1
 
-        await env.k("delete", "dgd", GRAPH, "--wait=true", "--timeout=60s")
+        await env.k("delete", DGD, GRAPH, "--wait=true", "--timeout=60s")
 
         async def forgotten() -> bool:
             samples = await scrape(metrics)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from e2e_support import Env, OperatorProcess, eventually
+from e2e_support import DGDSA, DM, Env, OperatorProcess, eventually
 
 from backends.naming import model_hash
 from hack.localcluster.request_stats import WRITE_VERBS
@@ -26,7 +26,7 @@ def non_lease_writes(cluster: LocalCluster) -> int:
 
 
 async def counts(env: Env, name: str) -> tuple[int, int] | None:
-    obj = await env.get("dmodel", name)
+    obj = await env.get(DM, name)
     status = (obj or {}).get("status") or {}
     if "totalEndpoints" not in status:
         return None
@@ -48,12 +48,12 @@ async def test_models_follow_the_graph_workers(
 
     await eventually(lambda: loaded_on(2), what="the adapter on both workers")
     assert await counts(env, "qwen3-base") == (0, 2)  # a base model is discovered only
-    table = await env.k("get", "dmodel")
+    table = await env.k("get", DM)
     lines = {line.split()[0]: line.split() for line in table.splitlines()[1:]}
     assert lines[LORA][1:5] == [BASE, "lora", "2", "2"], table
     assert lines["qwen3-base"][1:5] == [BASE, "base", "0", "2"], table
 
-    await env.k("scale", "dgdsa", ADAPTER, "--replicas=3")
+    await env.k("scale", DGDSA, ADAPTER, "--replicas=3")
     await eventually(lambda: loaded_on(3), what="the adapter on the added worker")
 
     # Idle once every endpoint has the adapter: no writes but the lease, no worker calls.
@@ -65,8 +65,8 @@ async def test_models_follow_the_graph_workers(
     assert len(workers.calls()) == calls
 
     pods = await env.names("pod", selector)
-    await env.k("delete", "dmodel", LORA, "--timeout=30s")
-    assert await env.get("dmodel", LORA) is None
+    await env.k("delete", DM, LORA, "--timeout=30s")
+    assert await env.get(DM, LORA) is None
     assert all(workers.loaded(env.namespace, p) == set() for p in pods)
     unloads = [c for c in workers.calls(env.namespace, "/engine/v1/unload_lora")
                if (c.body or {}).get("lora_name") == LORA]

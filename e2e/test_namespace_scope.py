@@ -11,7 +11,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 
-from e2e_support import EXAMPLES, Env, OperatorProcess, eventually
+from e2e_support import DGD, EXAMPLES, Env, OperatorProcess, eventually
 
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import LocalCluster
@@ -58,8 +58,8 @@ async def test_each_namespace_has_one_writer(env: Env, operators: Start,
     for ns in (RESTRICTED, SHARED):
         await kn(env, ns, "apply", "-f", example)
     for ns in (RESTRICTED, SHARED):
-        await kn(env, ns, "wait", "--for=condition=Ready", "dgd/vllm-agg", "--timeout=90s")
-    await kn(env, RESTRICTED, "patch", "dgd", "vllm-agg", "--type=json", "-p", json.dumps([
+        await kn(env, ns, "wait", "--for=condition=Ready", f"{DGD}/vllm-agg", "--timeout=90s")
+    await kn(env, RESTRICTED, "patch", DGD, "vllm-agg", "--type=json", "-p", json.dumps([
         {"op": "replace", "path": "/spec/services/VllmDecodeWorker/replicas", "value": 2}]))
     await eventually(lambda: _replicas(env, RESTRICTED, 2), within=60, what="2 workers")
     assert written_namespaces(needs_local, "op-team-a") == {RESTRICTED}
@@ -70,7 +70,7 @@ async def test_each_namespace_has_one_writer(env: Env, operators: Start,
     await team.kill(signal.SIGTERM)
     assert team.proc is not None and team.proc.returncode == 0, team.tail()
     assert await get(env, RESTRICTED, "lease", LEASE_NAME) is None
-    await kn(env, RESTRICTED, "patch", "dgd", "vllm-agg", "--type=json", "-p", json.dumps([
+    await kn(env, RESTRICTED, "patch", DGD, "vllm-agg", "--type=json", "-p", json.dumps([
         {"op": "replace", "path": "/spec/services/VllmDecodeWorker/replicas", "value": 1}]))
     await eventually(lambda: _replicas(env, RESTRICTED, 1), within=60, what="1 worker")
     assert RESTRICTED in written_namespaces(needs_local, "op-wide")
@@ -97,12 +97,12 @@ async def test_expired_marker_hands_back_and_ephemeral_is_skipped(
         await kn(env, ns, "apply", "-f", example)
     await asyncio.sleep(1.5)
     for ns in (RESTRICTED, EPHEMERAL):
-        dgd = await get(env, ns, "dgd", "vllm-agg")
+        dgd = await get(env, ns, DGD, "vllm-agg")
         assert dgd is not None
         assert not dgd["metadata"].get("finalizers") and not dgd.get("status"), ns  # type: ignore[attr-defined]
     # No event after the marker runs out: the namespace is resynced on its own.
-    await kn(env, RESTRICTED, "wait", "--for=condition=Ready", "dgd/vllm-agg", "--timeout=60s")
-    dgd = await get(env, EPHEMERAL, "dgd", "vllm-agg")
+    await kn(env, RESTRICTED, "wait", "--for=condition=Ready", f"{DGD}/vllm-agg", "--timeout=60s")
+    dgd = await get(env, EPHEMERAL, DGD, "vllm-agg")
     assert dgd is not None and not dgd.get("status")
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_support import EXAMPLES, Env, OperatorProcess, eventually, watched_column
+from e2e_support import DCD, DGD, DGDR, EXAMPLES, Env, OperatorProcess, eventually, watched_column
 
 from hack.localcluster.request_stats import WRITE_VERBS
 
@@ -39,13 +39,13 @@ def request(name: str, **spec: Any) -> str:
 
 
 async def wait_state(env: Env, name: str, state: str, seconds: int = 60) -> None:
-    await env.k("wait", f"--for=jsonpath={{.status.state}}={state}", f"dgdr/{name}",
+    await env.k("wait", f"--for=jsonpath={{.status.state}}={state}", f"{DGDR}/{name}",
                 f"--timeout={seconds}s")
 
 
 async def test_auto_apply_to_ready_then_graph_deleted(env: Env,
                                                       dgdr_operator: OperatorProcess) -> None:
-    async with watched_column(env, "dgdr", ".status.state") as states:
+    async with watched_column(env, DGDR, ".status.state") as states:
         await env.apply_example("dgdr-auto-apply")
         await wait_state(env, "qwen-sla", "Ready")
         await env.wait_ready("qwen-prod")
@@ -54,27 +54,27 @@ async def test_auto_apply_to_ready_then_graph_deleted(env: Env,
             return "Ready" in states
         await eventually(seen_ready, what="Ready in kubectl get -w")
     assert states == ["<none>", "Pending", "Profiling", "Deploying", "Ready"], states
-    out = await env.k("get", "dgdr", "qwen-sla", "-o", "wide")
+    out = await env.k("get", DGDR, "qwen-sla", "-o", "wide")
     header, row = out.splitlines()[:2]
     columns = dict(zip(header.split(), row.split(), strict=False))
     assert (columns["MODEL"], columns["BACKEND"], columns["STATE"], columns["DGD-STATE"],
             columns["DGD"]) == ("Qwen/Qwen3-0.6B", "vllm", "Ready", "successful", "qwen-prod")
-    dgd = await env.get("dgd", "qwen-prod")
+    dgd = await env.get(DGD, "qwen-prod")
     assert dgd["metadata"]["labels"]["team"] == "inference"
     assert "ownerReferences" not in dgd["metadata"]
 
-    await env.k("delete", "dgd", "qwen-prod")
+    await env.k("delete", DGD, "qwen-prod")
     await wait_state(env, "qwen-sla", "DeploymentDeleted")
-    described = await env.k("describe", "dgdr", "qwen-sla")
+    described = await env.k("describe", DGDR, "qwen-sla")
     assert "DeploymentDeleted" in described
-    assert await env.get("dgd", "qwen-prod") is None
+    assert await env.get(DGD, "qwen-prod") is None
 
 
 async def test_spec_only_then_created_by_hand(env: Env, dgdr_operator: OperatorProcess) -> None:
     await env.apply_example("dgdr-spec-only")
     await wait_state(env, "qwen-review", "Ready")
-    assert await env.names("dgd") == []
-    spec = await env.k("get", "dgdr", "qwen-review", "-o",
+    assert await env.names(DGD) == []
+    spec = await env.k("get", DGDR, "qwen-review", "-o",
                        "jsonpath={.status.generatedDeployment}")
     graph = json.loads(spec)
     await env.k("create", "-f", "-", stdin=spec)
@@ -85,7 +85,7 @@ async def test_infeasible_sla_is_described(env: Env, dgdr_operator: OperatorProc
     await env.k("apply", "-f", "-", stdin=request("too-fast", profilingConfig={
         "profilerImage": "img", "config": {"sla": {"ttft": 5, "itl": 20}}}))
     await wait_state(env, "too-fast", "Failed")
-    described = " ".join((await env.k("describe", "dgdr", "too-fast")).split())
+    described = " ".join((await env.k("describe", DGDR, "too-fast")).split())
     for part in ("profiling job failed:", "Pod: profile-too-fast-", "Container: profiler",
                  "ExitCode: 1", "ttft 5 ms is below the 10 ms floor", "ProfilingCheckFailed"):
         assert part in described, (part, described)
@@ -96,15 +96,15 @@ async def test_mocker_without_gpus_survives_its_request(env: Env,
     await env.apply_example("dgdr-mocker")
     await wait_state(env, "qwen-mocker", "Ready")
     await env.wait_ready("vllm-mocker")
-    for dcd in (await env.get("dcd"))["items"]:
+    for dcd in (await env.get(DCD))["items"]:
         limits = ((dcd["spec"].get("resources") or {}).get("limits") or {})
         assert "gpu" not in limits, dcd["metadata"]["name"]
     for pod in (await env.get("pods", selector="nvidia.com/dynamo-graph-deployment-name="
                                                "vllm-mocker"))["items"]:
         for c in pod["spec"]["containers"]:
             assert "nvidia.com/gpu" not in (c.get("resources") or {}).get("limits", {})
-    await env.k("delete", "dgdr", "qwen-mocker", "--wait=true")
-    assert await env.get("dgd", "vllm-mocker") is not None
+    await env.k("delete", DGDR, "qwen-mocker", "--wait=true")
+    assert await env.get(DGD, "vllm-mocker") is not None
 
 
 async def test_gpu_discovery_reads_the_nodes(env: Env, dgdr_operator: OperatorProcess) -> None:
@@ -149,5 +149,5 @@ async def test_namespace_restricted_operator_profiles_with_a_role(env: Env,
                                   "name": "dgdr-profiling-job"}
     await env.k("apply", "-f", "-", stdin=request("gpus", enableGpuDiscovery=True))
     await wait_state(env, "gpus", "Failed")
-    described = " ".join((await env.k("describe", "dgdr", "gpus")).split())
+    described = " ".join((await env.k("describe", DGDR, "gpus")).split())
     assert "namespace-restricted operator" in described, described

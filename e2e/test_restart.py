@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from e2e_support import Env, OperatorProcess, eventually
+from e2e_support import DGD, Env, OperatorProcess, eventually
 
 
 async def pod_names(env: Env) -> set[str]:
@@ -20,12 +20,12 @@ async def test_restart(env: Env, operator: OperatorProcess, strategy: str) -> No
     await env.wait_ready("vllm-agg")
     before = await pod_names(env)
     assert len(before) == 2
-    await env.k("patch", "dgd", "vllm-agg", "--type=merge", "-p", json.dumps(
+    await env.k("patch", DGD, "vllm-agg", "--type=merge", "-p", json.dumps(
         {"spec": {"restart": {"id": "r-1", "strategy": {"type": strategy}}}}))
     phases: list[str] = []
 
     async def completed() -> bool:
-        restart = ((await env.get("dgd", "vllm-agg")).get("status") or {}).get("restart") or {}
+        restart = ((await env.get(DGD, "vllm-agg")).get("status") or {}).get("restart") or {}
         phase = restart.get("phase")
         if phase and (not phases or phases[-1] != phase):
             phases.append(phase)

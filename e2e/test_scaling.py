@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import pytest
-from e2e_support import Env, OperatorProcess, eventually
+from e2e_support import DGD, DGDSA, Env, OperatorProcess, eventually
 
 from controller.client import ClientConfig, KubeClient
 from hack.localcluster.server import LocalCluster
@@ -62,7 +62,7 @@ def set_queue(local: LocalCluster, value: int) -> None:
 
 
 async def service_spec(env: Env, name: str = SERVICE) -> dict[str, Any] | None:
-    dgd = await env.get("dgd", GRAPH)
+    dgd = await env.get(DGD, GRAPH)
     if dgd is None:
         return None
     spec: dict[str, Any] | None = dgd["spec"]["services"].get(name)
@@ -75,7 +75,7 @@ async def service_replicas(env: Env) -> int | None:
 
 
 async def adapter(env: Env) -> dict[str, Any] | None:
-    obj: dict[str, Any] | None = await env.get("dgdsa", ADAPTER)
+    obj: dict[str, Any] | None = await env.get(DGDSA, ADAPTER)
     return obj
 
 
@@ -138,9 +138,9 @@ async def start_graph(env: Env) -> None:
 
 async def test_kubectl_scale_adapter(env: Env, operator: OperatorProcess) -> None:
     await start_graph(env)
-    await env.k("scale", f"dgdsa/{ADAPTER}", "--replicas=3")
+    await env.k("scale", f"{DGDSA}/{ADAPTER}", "--replicas=3")
     await wait_settled(env, 3)
-    out = await env.k("get", "dgdsa", ADAPTER, "-o", "wide")
+    out = await env.k("get", DGDSA, ADAPTER, "-o", "wide")
     header, row = out.splitlines()[:2]
     columns = dict(zip(header.split(), row.split(), strict=False))
     assert columns["REPLICAS"] == "3", out
@@ -215,7 +215,7 @@ async def test_hpa_scales_up_and_down_one_graph_write_per_decision(
 
 async def test_hand_edit_of_graph_is_adopted_once(env: Env, operator: OperatorProcess) -> None:
     await start_graph(env)
-    await env.k("patch", "dgd", GRAPH, "--type=merge", "-p",
+    await env.k("patch", DGD, GRAPH, "--type=merge", "-p",
                 json.dumps({"spec": {"services": {SERVICE: {"replicas": 2}}}}))
     await wait_settled(env, 2)
 
@@ -234,9 +234,9 @@ async def test_hand_edit_of_graph_is_adopted_once(env: Env, operator: OperatorPr
 
 async def test_scale_to_zero_and_back(env: Env, operator: OperatorProcess) -> None:
     await start_graph(env)
-    await env.k("scale", f"dgdsa/{ADAPTER}", "--replicas=0")
+    await env.k("scale", f"{DGDSA}/{ADAPTER}", "--replicas=0")
     await wait_settled(env, 0)
-    await env.k("scale", f"dgdsa/{ADAPTER}", "--replicas=2")
+    await env.k("scale", f"{DGDSA}/{ADAPTER}", "--replicas=2")
     await wait_settled(env, 2)
     await env.wait_ready(GRAPH, 120)
 
@@ -246,11 +246,11 @@ async def test_scale_to_zero_and_back(env: Env, operator: OperatorProcess) -> No
 
 async def test_delete_graph_removes_adapters(env: Env, operator: OperatorProcess) -> None:
     await start_graph(env)
-    assert await env.names("dgdsa") == [ADAPTER]
-    await env.k("delete", "dgd", GRAPH, "--wait=true", "--timeout=120s")
+    assert await env.names(DGDSA) == [ADAPTER]
+    await env.k("delete", DGD, GRAPH, "--wait=true", "--timeout=120s")
 
     async def gone() -> bool:
-        return not await env.names("dgdsa")
+        return not await env.names(DGDSA)
     await eventually(gone, within=WITHIN, interval=0.5, what="the adapter to be deleted")
 
 
@@ -259,13 +259,13 @@ async def test_delete_graph_removes_adapters(env: Env, operator: OperatorProcess
 
 async def test_disable_adapter_keeps_replicas(env: Env, operator: OperatorProcess) -> None:
     await start_graph(env)
-    await env.k("scale", f"dgdsa/{ADAPTER}", "--replicas=3")
+    await env.k("scale", f"{DGDSA}/{ADAPTER}", "--replicas=3")
     await wait_settled(env, 3)
-    await env.k("patch", "dgd", GRAPH, "--type=merge", "-p", json.dumps(
+    await env.k("patch", DGD, GRAPH, "--type=merge", "-p", json.dumps(
         {"spec": {"services": {SERVICE: {"scalingAdapter": {"enabled": False}}}}}))
 
     async def gone() -> bool:
-        return not await env.names("dgdsa")
+        return not await env.names(DGDSA)
     await eventually(gone, within=WITHIN, interval=0.5, what="the adapter to be deleted")
     await asyncio.sleep(2.0)
     assert await service_replicas(env) == 3
@@ -290,7 +290,7 @@ async def test_hpa_change_and_image_edit_both_land(
     await eventually(hpa_seen, within=WITHIN, interval=0.5, what="the HPA to evaluate")
 
     set_queue(needs_local, 30)
-    await env.k("patch", "dgd", GRAPH, "--type=json", "-p", json.dumps([{
+    await env.k("patch", DGD, GRAPH, "--type=json", "-p", json.dumps([{
         "op": "replace", "path": f"/spec/services/{SERVICE}/extraPodSpec/mainContainer/image",
         "value": NEW_IMAGE}]))
     await wait_settled(env, 3, image=NEW_IMAGE)

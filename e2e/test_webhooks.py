@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from e2e_support import Env, OperatorProcess, eventually, free_port
+from e2e_support import DGD, DGDR, DGDSA, Env, OperatorProcess, eventually, free_port
 
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.users import service_account
@@ -108,13 +108,13 @@ async def test_mistakes_are_refused_at_apply_and_patch(env: Env, webhooks: Opera
     err = await refused(env, "apply", "-f", "-", stdin=bad_graph("bad"))
     assert f'admission webhook "{WEBHOOK}" denied the request: ' in err
     assert f"spec.services.{LONG_SERVICE}" in err
-    assert await env.get("dgd", "bad") is None
+    assert await env.get(DGD, "bad") is None
 
     await env.k("apply", "-f", "-", stdin=graph())
-    err = await refused(env, "patch", "dgd", "web", "--type", "merge",
+    err = await refused(env, "patch", DGD, "web", "--type", "merge",
                         "-p", '{"spec":{"backendFramework":"sglang"}}')
     assert "spec.backendFramework: is immutable" in err
-    dgd = await env.get("dgd", "web")
+    dgd = await env.get(DGD, "web")
     assert dgd is not None and dgd["spec"]["backendFramework"] == "vllm"
 
     # A deprecated field: admitted, with kubectl's Warning line.
@@ -131,24 +131,24 @@ async def test_adapter_owned_replicas_and_deletes(env: Env, webhooks: Operators)
     await webhooks.start()
     await serving(env)
     await env.k("apply", "-f", "-", stdin=graph(scalingAdapter={"enabled": True}))
-    await eventually(lambda: env.get("dgdsa", "web-frontend"), what="the adapter")
-    err = await refused(env, "patch", "dgd", "web", "--type", "merge", "-p",
+    await eventually(lambda: env.get(DGDSA, "web-frontend"), what="the adapter")
+    err = await refused(env, "patch", DGD, "web", "--type", "merge", "-p",
                         '{"spec":{"services":{"Frontend":{"replicas":3}}}}')
     assert "spec.services.Frontend.replicas: cannot be changed directly" in err
 
-    await env.k("scale", "dgdsa", "web-frontend", "--replicas=2")
+    await env.k("scale", DGDSA, "web-frontend", "--replicas=2")
 
     async def scaled() -> bool:
-        dgd = await env.get("dgd", "web")
+        dgd = await env.get(DGD, "web")
         return dgd is not None and dgd["spec"]["services"]["Frontend"]["replicas"] == 2
 
     await eventually(scaled, what="the operator writing the adapter's replicas")
 
-    dgd = await env.get("dgd", "web")
+    dgd = await env.get(DGD, "web")
     # No finalizer on a graph (issue 20): garbage collection does the cleanup.
     assert dgd is not None and not dgd["metadata"].get("finalizers")
-    await env.k("delete", "dgd", "web", "--wait=true", "--timeout=30s")
-    assert await env.get("dgd", "web") is None
+    await env.k("delete", DGD, "web", "--wait=true", "--timeout=30s")
+    assert await env.get(DGD, "web") is None
 
 
 async def test_two_replicas_one_killed_admission_goes_on(env: Env,
@@ -188,10 +188,10 @@ async def test_a_request_is_frozen_once_profiling_started(env: Env,
         "spec": {"model": "Qwen/Qwen3-0.6B", "backend": "vllm", "profilingConfig": {
             "profilerImage": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.0",
             "config": {"sla": {"ttft": 200, "itl": 20}}}}}))
-    await env.k("wait", "--for=jsonpath={.status.state}=Ready", "dgdr/req", "--timeout=60s")
-    err = await refused(env, "patch", "dgdr", "req", "--type", "merge",
+    await env.k("wait", "--for=jsonpath={.status.state}=Ready", f"{DGDR}/req", "--timeout=60s")
+    err = await refused(env, "patch", DGDR, "req", "--type", "merge",
                         "-p", '{"spec":{"model":"Qwen/Qwen3-8B"}}')
     assert ('admission webhook "vdynamographdeploymentrequest.kb.io" denied the request: '
             "spec: is immutable once profiling has started") in err
     # Metadata is not frozen.
-    await env.k("label", "dgdr", "req", "team=a")
+    await env.k("label", DGDR, "req", "team=a")
