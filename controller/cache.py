@@ -88,6 +88,15 @@ class Cache:
     def informers(self) -> list[Informer]:
         return list(self._informers.values())
 
+    def discard(self, resource: Resource) -> None:
+        """Forget the informers of a resource before they start (one the API server does not
+        serve, say): `run` skips them."""
+        if self._running:
+            raise RuntimeError("discard informers before the cache runs")
+        identity = _identity(resource)
+        for key in [k for k in self._informers if k[:len(identity)] == identity]:
+            del self._informers[key]
+
     async def run(self) -> None:
         """Run every informer, present and future, until cancelled."""
         self._running = True
@@ -95,6 +104,8 @@ class Cache:
             async with asyncio.TaskGroup() as tg:
                 while True:
                     informer = await self._to_start.get()
+                    if informer not in self._informers.values():
+                        continue  # discarded
                     tg.create_task(informer.run(), name=f"informer {informer.resource}")
         finally:
             self._running = False

@@ -27,6 +27,7 @@ from .informer import Informer
 from .metrics import Metrics
 from .ratelimit import RateLimiter
 from .reconcile import Reconciler, Request, RequestFilter, Result
+from .resource import Resource
 from .workqueue import ShutDown, WorkQueue
 
 log = structlog.get_logger("controller")
@@ -69,6 +70,11 @@ class Controller:
         if self._started:
             raise RuntimeError("add watches before the controller starts")
         self._sources.append((informer, mapper, predicate))
+
+    @property
+    def resources(self) -> list[Resource]:
+        """The resources whose informers wake this controller."""
+        return [informer.resource for informer, _, _ in self._sources]
 
     async def run(self) -> None:
         """Start the sources, wait for their caches, then reconcile until shut down."""

@@ -5,13 +5,21 @@ Grove (grove.io), LeaderWorkerSet (leaderworkerset.x-k8s.io), Volcano
 and the gateway-api-inference-extension (inference.networking.k8s.io) change what the operator
 creates and which informers it runs. As in the
 original operator, installing one later takes an operator restart.
+
+`unserved` finds the resources of the informers the controllers need that the cluster does
+not serve in the version asked for (an older Kubernetes: 1.20 has no discovery.k8s.io/v1
+EndpointSlices). The process then names each one once and leaves out the controllers that
+need it, instead of retrying a 404 forever and never syncing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from controller.client import KubeClient
+from controller.errors import NotFound
+from controller.resource import Resource
 
 GROVE = "grove.io"
 LWS = "leaderworkerset.x-k8s.io"
@@ -48,3 +56,27 @@ def resolve(flag: str, name: str, group: str, apis: ServedApis) -> bool:
     if flag == "true" and not apis.serves(group):
         raise MissingApi(f"--{name}=true but the API server does not serve {group}")
     return flag == "true"
+
+
+#: The Kubernetes release that first served a built-in API version the operator uses, for
+#: the message that names a missing one.
+SERVED_SINCE = {"discovery.k8s.io/v1": "1.21", "policy/v1": "1.21", "autoscaling/v2": "1.23",
+                "batch/v1": "1.8", "coordination.k8s.io/v1": "1.14"}
+
+
+async def unserved(client: KubeClient, resources: Iterable[Resource]) -> list[Resource]:
+    """Those of `resources` that the API server does not serve in their group and version."""
+    by_version: dict[str, list[Resource]] = {}
+    for resource in resources:
+        by_version.setdefault(resource.api_version, []).append(resource)
+    missing: list[Resource] = []
+    for version, wanted in sorted(by_version.items()):
+        path = f"/apis/{version}" if "/" in version else f"/api/{version}"
+        try:
+            listing = await client.request("GET", path)
+        except NotFound:
+            missing += wanted
+            continue
+        served = {str(r.get("name", "")) for r in listing.get("resources") or []}
+        missing += [r for r in wanted if r.plural not in served]
+    return missing

@@ -4,7 +4,8 @@ Start-up: parse and check the flags (exit 2 on a bad one), configure logging, co
 the probes (/readyz false until the controllers are registered), wait for the nvidia.com CRDs
 and read which optional APIs the cluster serves, retrying transient errors (`startup`; exit 1
 on refused credentials, CRDs still missing after `--crd-wait`, or a flag forcing a missing API),
-register every controller of `registry.REGISTRATIONS` on one manager, and run it until
+register every controller of `registry.REGISTRATIONS` on one manager (leaving out, with one
+error line each, those that need an API version the cluster does not serve), and run it until
 SIGTERM/SIGINT (exit 0 after a clean stop: workers finish, the lease is released) or until the
 lease is lost (exit 1, so the pod restarts as a candidate). The namespace mode wraps the run
 (`namespace_scope`): restricted, the namespace-scope marker Lease is claimed first and its
@@ -37,10 +38,12 @@ from reconcilers.operator.api_discovery import (
     ISTIO,
     KAI,
     LWS,
+    SERVED_SINCE,
     VOLCANO,
     MissingApi,
     ServedApis,
     resolve,
+    unserved,
 )
 from reconcilers.operator.api_discovery import served_apis as read_served_apis
 from reconcilers.operator.flags import OperatorOptions, parse_options
@@ -178,6 +181,13 @@ async def run(options: OperatorOptions) -> int:
     scope = NamespaceScope(manager, marker_lease(options))
     for register in REGISTRATIONS:
         register(manager, ctx)
+    try:
+        await leave_out_unserved(manager)
+    except (CannotStart, ApiError, aiohttp.ClientError, TimeoutError, OSError) as err:
+        log.error("cannot start", error=str(err) or type(err).__name__)
+        await ctx.http.close()
+        await _close(manager)
+        return 1
     operator_metrics = OperatorMetrics(manager.metrics.registry)
     instrument_controllers(manager, operator_metrics)
     if options.enable_webhooks:
@@ -208,6 +218,25 @@ async def run(options: OperatorOptions) -> int:
     finally:
         await ctx.http.close()
     return 0
+
+
+async def leave_out_unserved(manager: Manager) -> None:
+    """Name each API the controllers need that the cluster does not serve, once, and leave
+    out the controllers that need it (and its informers): the rest run as usual."""
+    resources = {informer.resource for informer in manager.cache.informers}
+    missing = await with_retries(lambda: unserved(manager.client, resources), "api discovery")
+    for resource in sorted(missing, key=str):
+        needed_by = sorted(c.name for c in manager.controllers if resource in c.resources)
+        since = SERVED_SINCE.get(resource.api_version)
+        log.error("API not served by this cluster; controllers left out",
+                  api=resource.api_version, resource=resource.plural, kind=resource.kind,
+                  controllers=needed_by,
+                  hint=f"Kubernetes {since} or newer serves {resource.api_version}"
+                  if since else f"install the API that serves {resource.api_version}")
+        manager.cache.discard(resource)
+    if missing:
+        manager.controllers[:] = [c for c in manager.controllers
+                                  if not set(c.resources) & set(missing)]
 
 
 async def _close(manager: Manager) -> None:
