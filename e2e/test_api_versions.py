@@ -28,13 +28,14 @@ NAME = "vllm-agg"
 
 def beta_graph() -> dict[str, Any]:
     """deploy/examples/v1beta1/vllm-agg.yaml plus fields only v1beta1 has: a sidecar beside
-    the worker's main container, the worker's frontendSidecar and a graph-level experimental
-    kvTransferPolicy."""
+    the worker's main container, the worker's frontendSidecar (naming a container of its
+    own, as the webhook requires) and a graph-level experimental kvTransferPolicy."""
     graph: dict[str, Any] = yaml.safe_load((EXAMPLES / "v1beta1" / "vllm-agg.yaml").read_text())
     worker = graph["spec"]["components"][1]
-    worker["podTemplate"]["spec"]["containers"].append(
-        {"name": "sidecar", "image": "busybox:1.36"})
-    worker["frontendSidecar"] = "Frontend"
+    worker["podTemplate"]["spec"]["containers"] += [
+        {"name": "sidecar", "image": "busybox:1.36"},
+        {"name": "sidecar-frontend", "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1"}]
+    worker["frontendSidecar"] = "sidecar-frontend"
     graph["spec"]["experimental"] = {"kvTransferPolicy": {
         "labelKey": "topology.kubernetes.io/zone", "domain": "zone", "enforcement": "required"}}
     return graph
@@ -92,9 +93,9 @@ async def test_a_v1beta1_graph_in_both_versions(
     beta = json.loads(await env.k("get", f"{BETA}/{NAME}", "-o", "json"))
     frontend, worker = beta["spec"]["components"]
     assert main_image(frontend) == "frontend:2"
-    assert worker["frontendSidecar"] == "Frontend"
+    assert worker["frontendSidecar"] == "sidecar-frontend"
     assert [c["name"] for c in worker["podTemplate"]["spec"]["containers"]] == [
-        "main", "sidecar"]
+        "main", "sidecar", "sidecar-frontend"]
     assert beta["spec"]["experimental"] == beta_graph()["spec"]["experimental"]
 
     # The worker's image edited as v1alpha1: its sidecar and the graph's experimental stay.
@@ -105,7 +106,7 @@ async def test_a_v1beta1_graph_in_both_versions(
     worker = beta["spec"]["components"][1]
     assert main_image(worker) == "worker:2"
     assert [c["name"] for c in worker["podTemplate"]["spec"]["containers"]] == [
-        "main", "sidecar"]
+        "main", "sidecar", "sidecar-frontend"]
     assert beta["spec"]["experimental"] == beta_graph()["spec"]["experimental"]
 
     # Edited as v1beta1: shows in v1alpha1.
