@@ -127,6 +127,32 @@ async def test_mistakes_are_refused_at_apply_and_patch(env: Env, webhooks: Opera
     assert all(w["clientConfig"]["caBundle"] for w in config["webhooks"])
 
 
+async def test_v1beta1_mistakes_name_the_fields_as_written(env: Env,
+                                                          webhooks: Operators) -> None:
+    """The operator registers both versions: a v1beta1 graph reaches it as written, and its
+    errors name v1beta1's fields, its own shape rules included."""
+    await webhooks.start()
+    await serving(env)
+    config = await env.get("validatingwebhookconfiguration", CONFIGURATION)
+    assert config is not None
+    assert {tuple(w["rules"][0]["apiVersions"]) for w in config["webhooks"]} == {
+        ("v1alpha1", "v1beta1")}
+    beta = json.loads(graph("beta"))
+    beta["apiVersion"] = "nvidia.com/v1beta1"
+    service = beta["spec"].pop("services")["Frontend"]
+    image = service["extraPodSpec"]["mainContainer"]["image"]
+    component = {"type": "frontend", "replicas": 1, "podTemplate": {"spec": {
+        "containers": [{"name": "main", "image": image}]}}}
+    beta["spec"]["components"] = [{"name": "Frontend", **component},
+                                  {"name": "frontend", **component}]
+    err = await refused(env, "apply", "-f", "-", stdin=json.dumps(beta))
+    assert f'admission webhook "{WEBHOOK}" denied the request: spec.components[1].name: ' \
+           'Duplicate value: "frontend"' in err, err
+    beta["spec"]["components"] = [{"name": LONG_SERVICE, **component}]
+    err = await refused(env, "apply", "-f", "-", stdin=json.dumps(beta))
+    assert "denied the request: spec.components[0].name: graph and service names give" in err
+
+
 async def test_adapter_owned_replicas_and_deletes(env: Env, webhooks: Operators) -> None:
     await webhooks.start()
     await serving(env)
