@@ -1,6 +1,7 @@
 """The validating webhooks of our kinds: the rules of `api.validation`, at admission time.
 
-One handler per kind, at the paths of the original operator, for CREATE and UPDATE. A create
+One handler per kind, for all five, at the paths of the original operator (which has none
+for the scaling adapter: its path is made the same way), for CREATE and UPDATE. A create
 must pass the create rules; an update the update rules, which also compare with the old object
 (backendFramework and DynamoModel fields immutable, the DGDR spec frozen once profiling started,
 replicas owned by a scaling adapter). Deprecated fields come back as warnings. A delete, and an
