@@ -1,0 +1,365 @@
+"""The `dynamo-operator` process on the real Kubernetes 1.20 control plane, with hack.nodesim's
+simulated GPU nodes and kubelets: the real scheduler, Deployment, ReplicaSet, garbage
+collector and lease machinery do their part, and the operator must get along with them.
+
+Our CRDs go in as `kubectl apply --validate=false`: kubectl 1.20's schema check does not know
+`x-kubernetes-validations` (CEL, Kubernetes 1.25+; a server-side apply is refused for the same
+reason), and the 1.20 server accepts the CRDs and silently drops those rules. These operators
+serve no webhooks, so the CRDs serve v1alpha1 only (v1beta1 `served: false`, no conversion):
+otherwise every client that prefers v1beta1 (kubectl, the garbage collector, the namespace
+controller) would need the conversion webhook. The conversion webhook on the real server is
+`test_realcluster_conversion.py`'s.
+
+Each test has its own namespace, simulated nodes and operator processes (from
+e2e/e2e_support.py, as the e2e tests start them).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import yaml
+
+from e2e.e2e_support import DCD, DGD, DGDSA, EXAMPLES, Env, OperatorProcess
+from hack.localcluster.testing import Kubectl, eventually
+from hack.nodesim import NodeSim, NodeSimConfig, PodDelays, nodes
+from hack.processes import free_port
+
+pytestmark = pytest.mark.timeout(180, func_only=True)
+
+Json = dict[str, Any]
+ROOT = Path(__file__).resolve().parents[2]
+CRD_FILES = sorted((ROOT / "deploy" / "crds").glob("*.yaml"))
+WITHIN = 90.0
+WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
+
+
+def _v1alpha1_only(crd: Json) -> Json:
+    """The CRD serving only its storage version, v1alpha1, with no conversion."""
+    for version in crd["spec"]["versions"]:
+        version["served"] = version["name"] == "v1alpha1"
+    crd["spec"]["conversion"] = {"strategy": "None"}
+    return crd
+
+
+@pytest.fixture
+async def crds(kubectl: Kubectl) -> None:
+    docs = [_v1alpha1_only(yaml.safe_load(path.read_text())) for path in CRD_FILES]
+    # Client-side: a server-side apply is refused as well ("x-kubernetes-validations: field
+    # not declared in schema"), since 1.20's typed schema of CRDs lacks the field.
+    await kubectl("apply", "--validate=false", "-f", "-", stdin=yaml.safe_dump_all(docs))
+    await kubectl("wait", "--for=condition=Established", "--timeout=30s",
+                  *[f"crd/{d['metadata']['name']}" for d in docs])
+    # The API server's discovery lags the Established condition a little.
+    await eventually(lambda: _served(kubectl), within=30, interval=0.5, what="our kinds served")
+
+
+async def _served(kubectl: Kubectl) -> bool:
+    return (await kubectl.run("get", DGD, "-A")).code == 0
+
+
+@pytest.fixture
+async def sim(real_kubeconfig: Path) -> AsyncIterator[NodeSim]:
+    config = NodeSimConfig(nodes=nodes(3, 8, f"op-{uuid.uuid4().hex[:4]}"),
+                           delays=PodDelays(ready_delay=0.5))
+    async with NodeSim(real_kubeconfig, config) as running:
+        yield running
+
+
+@pytest.fixture
+async def env(kubectl: Kubectl, real_kubeconfig: Path, tmp_path: Path, crds: None
+              ) -> AsyncIterator[Env]:
+    ns = f"op-{uuid.uuid4().hex[:6]}"
+    await kubectl("create", "namespace", ns)
+    await eventually(lambda: _has_default_account(kubectl, ns), within=30, interval=0.2,
+                     what="the default ServiceAccount")
+    yield Env(kubectl, ns, real_kubeconfig, None, tmp_path)
+    await kubectl.run("delete", "namespace", ns, "--wait=false")
+
+
+async def _has_default_account(kubectl: Kubectl, ns: str) -> bool:
+    return (await kubectl.run("-n", ns, "get", "serviceaccount", "default")).code == 0
+
+
+@pytest.fixture
+async def operators(env: Env) -> AsyncIterator[Callable[..., Awaitable[OperatorProcess]]]:
+    started: list[OperatorProcess] = []
+
+    async def start(name: str = "op", *extra: str) -> OperatorProcess:
+        op = OperatorProcess(env.kubeconfig, env.namespace, env.tmp / f"{name}.log", name,
+                             list(extra))
+        await op.start()
+        started.append(op)
+        return op
+
+    try:
+        yield start
+    finally:
+        for op in started:
+            await op.kill(signal.SIGTERM)
+        for op in started:
+            print(f"--- {op.name} log (tail) ---\n{op.tail(1500)}")
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+async def _ready(env: Env, graph: str) -> bool:
+    obj = await env.get(DGD, graph)
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in ((obj or {}).get("status") or {}).get("conditions") or ())
+
+
+async def _wait_ready(env: Env, graph: str) -> float:
+    started = time.monotonic()
+    await eventually(lambda: _ready(env, graph), within=WITHIN, interval=0.5,
+                     what=f"{graph} Ready")
+    return time.monotonic() - started
+
+
+async def _apply_example(env: Env, name: str) -> None:
+    await env.k("apply", "-f", str(EXAMPLES / f"{name}.yaml"))
+
+
+def _ports() -> tuple[list[str], int, int]:
+    """Flags giving the operator known probe and metrics ports (the later flag wins)."""
+    probes, metrics = free_port(), free_port()
+    return (["--health-probe-bind-address", f"127.0.0.1:{probes}",
+             "--metrics-bind-address", f"127.0.0.1:{metrics}"], probes, metrics)
+
+
+async def _http(port: int, path: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session, \
+            session.get(f"http://127.0.0.1:{port}{path}") as response:
+        return response.status, await response.text()
+
+
+async def _serving_ready(port: int) -> bool:
+    try:
+        return (await _http(port, "/readyz"))[0] == 200
+    except (aiohttp.ClientError, OSError, TimeoutError):
+        return False
+
+
+def _log_events(op: OperatorProcess) -> list[Json]:
+    events = []
+    for line in op.log_path.read_text(errors="replace").splitlines():
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return events
+
+
+def _sum(metrics: str, name: str, **labels: str) -> float:
+    total = 0.0
+    for line in metrics.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        if all(f'{k}="{v}"' in line for k, v in labels.items()):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+async def _writes(metrics_port: int) -> dict[str, float]:
+    """The operator's write requests so far, by method, from its client's own counter."""
+    text = (await _http(metrics_port, "/metrics"))[1]
+    return {m: _sum(text, "rest_client_requests_total", method=m) for m in WRITE_METHODS}
+
+
+# --- scenarios ---------------------------------------------------------------------------
+
+async def test_a_disaggregated_graph_reaches_ready(
+        env: Env, sim: NodeSim, operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
+    await operators()
+    await _apply_example(env, "vllm-disagg")
+    seconds = await _wait_ready(env, "vllm-disagg")
+    # Real Deployments, their real ReplicaSets, pods bound by the real scheduler and run by
+    # the simulated kubelets.
+    deployments = (await env.get("deployments"))["items"]
+    assert len(deployments) == 3, [d["metadata"]["name"] for d in deployments]
+    for d in deployments:
+        assert d["status"].get("readyReplicas") == d["spec"]["replicas"] == 1, d["status"]
+        assert d["metadata"]["ownerReferences"][0]["kind"] == "DynamoComponentDeployment"
+    replica_sets = (await env.get("replicasets"))["items"]
+    assert {r["metadata"]["ownerReferences"][0]["name"] for r in replica_sets} == {
+        d["metadata"]["name"] for d in deployments}
+    pods = (await env.get("pods"))["items"]
+    assert len(pods) == 3
+    assert {p["spec"]["nodeName"] for p in pods} <= set(sim.node_names)
+    gpus = sorted(int(c["resources"]["limits"].get("nvidia.com/gpu", 0))
+                  for p in pods for c in p["spec"]["containers"]
+                  if c.get("resources", {}).get("limits"))
+    assert gpus.count(1) == 2, gpus  # the prefill and the decode worker, one GPU each
+    print(f"vllm-disagg Ready in {seconds:.1f}s on the real control plane")
+
+
+async def test_a_scaling_adapter_scales_through_the_real_scale_subresource(
+        env: Env, sim: NodeSim, operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
+    graph, adapter = "vllm-scaling-adapter", "vllm-scaling-adapter-vllmdecodeworker"
+    await operators()
+    await _apply_example(env, graph)
+    await _wait_ready(env, graph)
+    await eventually(lambda: env.get(DGDSA, adapter), within=WITHIN, interval=0.5,
+                     what="the scaling adapter")
+    started = time.monotonic()
+    # kubectl scale goes through the real API server's scale subresource of our CRD.
+    await env.k("scale", DGDSA, adapter, "--replicas=3")
+
+    async def scaled() -> bool:
+        deployment = await env.get("deployment", adapter)
+        status = (deployment or {}).get("status") or {}
+        return bool(deployment and deployment["spec"]["replicas"] == 3
+                    and status.get("readyReplicas") == 3)
+
+    await eventually(scaled, within=WITHIN, interval=0.5, what="3 ready decode workers")
+    seconds = time.monotonic() - started
+    scale = json.loads(await env.kubectl(
+        "get", "--raw", f"/apis/nvidia.com/v1alpha1/namespaces/{env.namespace}/"
+        f"dynamographdeploymentscalingadapters/{adapter}/scale"))
+    assert scale["kind"] == "Scale" and scale["spec"]["replicas"] == 3, scale
+    await eventually(lambda: _scale_status(env, adapter), within=WITHIN, interval=0.5,
+                     what="the adapter's scale status at 3")
+    await _wait_ready(env, graph)
+    print(f"kubectl scale dgdsa to 3 -> 3 ready pods in {seconds:.1f}s")
+
+
+async def _scale_status(env: Env, adapter: str) -> bool:
+    scale = json.loads(await env.kubectl(
+        "get", "--raw", f"/apis/nvidia.com/v1alpha1/namespaces/{env.namespace}/"
+        f"dynamographdeploymentscalingadapters/{adapter}/scale"))
+    return bool(scale.get("status", {}).get("replicas") == 3)
+
+
+async def test_deleting_a_graph_cascades_through_the_garbage_collector(
+        env: Env, sim: NodeSim, operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
+    flags, _, metrics = _ports()
+    await operators("op", *flags)
+    await _apply_example(env, "vllm-agg")
+    await _wait_ready(env, "vllm-agg")
+    graph_uid = (await env.get(DGD, "vllm-agg"))["metadata"]["uid"]
+    components = (await env.get(DCD))["items"]
+    assert components and all(c["metadata"]["ownerReferences"][0]["uid"] == graph_uid
+                              for c in components)
+    before = await _writes(metrics)
+    started = time.monotonic()
+    await env.k("delete", DGD, "vllm-agg", "--wait=false")
+
+    async def all_gone() -> bool:
+        for kind in (DCD, "deployments", "replicasets", "pods", "services"):
+            if (await env.get(kind))["items"]:
+                return False
+        return await env.get(DGD, "vllm-agg") is None
+
+    await eventually(all_gone, within=WITHIN, interval=0.5,
+                     what="components, Deployments, ReplicaSets, pods and Services gone")
+    seconds = time.monotonic() - started
+    # The operator deleted none of it: the real garbage collector followed the owner
+    # references (graph -> components -> Deployments -> ReplicaSets -> pods), and the
+    # simulated kubelets ended the pods gracefully.
+    after = await _writes(metrics)
+    assert after["DELETE"] == before["DELETE"], (before, after)
+    print(f"graph deleted, every dependent gone in {seconds:.1f}s")
+
+
+async def _holder(env: Env) -> str:
+    lease = await env.get("lease", "dynamo-operator-leader")
+    return str(((lease or {}).get("spec") or {}).get("holderIdentity") or "")
+
+
+async def test_leader_election_runs_on_real_leases(
+        env: Env, sim: NodeSim, operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
+    first = await operators("op-a")
+    await eventually(lambda: _holds(env, "op-a_"), within=WITHIN, interval=0.2,
+                     what="op-a holding the lease")
+    await operators("op-b")
+    await _apply_example(env, "vllm-agg")
+    await _wait_ready(env, "vllm-agg")
+    assert (await _holder(env)).startswith("op-a_")
+    await first.kill()  # SIGKILL: no release, op-b waits for the lease to expire
+    killed = time.monotonic()
+    await eventually(lambda: _holds(env, "op-b_"), within=WITHIN, interval=0.2,
+                     what="op-b taking the lease over")
+    took = time.monotonic() - killed
+    lease = await env.get("lease", "dynamo-operator-leader")
+    assert lease["spec"].get("leaseTransitions", 0) >= 1, lease["spec"]
+    # The new leader reconciles: a spec edit reaches the Deployment.
+    await env.k("patch", DGD, "vllm-agg", "--type=merge", "-p", json.dumps(
+        {"spec": {"services": {"Frontend": {"replicas": 2}}}}))
+
+    async def two_frontends() -> bool:
+        deployments = (await env.get("deployments"))["items"]
+        return any(d["metadata"]["name"].endswith("-frontend") and d["spec"]["replicas"] == 2
+                   for d in deployments)
+
+    await eventually(two_frontends, within=WITHIN, interval=0.5, what="2 frontends")
+    print(f"op-b took the lease {took:.1f}s after op-a was killed (lease 3 s)")
+
+
+async def _holds(env: Env, prefix: str) -> bool:
+    return (await _holder(env)).startswith(prefix)
+
+
+async def test_a_restarted_operator_makes_no_writes(
+        env: Env, sim: NodeSim, operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
+    first = await operators("op-1")
+    await _apply_example(env, "vllm-disagg")
+    await _wait_ready(env, "vllm-disagg")
+    await asyncio.sleep(3)  # the last status writes land (the status pacer holds up to 2 s)
+    await first.kill(signal.SIGTERM)
+    flags, probes, metrics = _ports()
+    # Without leader election: lease renewals are the only writes an idle leader makes.
+    await operators("op-2", "--leader-elect=false", *flags)
+    await eventually(lambda: _serving_ready(probes), within=WITHIN, interval=0.2,
+                     what="the restarted operator ready")
+
+    async def reconciled_everything() -> bool:
+        text = (await _http(metrics, "/metrics"))[1]
+        graphs = _sum(text, "controller_runtime_reconcile_total",
+                      controller="dynamographdeployment")
+        components = _sum(text, "controller_runtime_reconcile_total",
+                          controller="dynamocomponentdeployment")
+        return graphs >= 1 and components >= 3
+
+    await eventually(reconciled_everything, within=WITHIN, interval=0.2,
+                     what="the graph and its 3 components reconciled after the restart")
+    await asyncio.sleep(3)  # anything the restart would write has been written by now
+    writes = await _writes(metrics)
+    text = (await _http(metrics, "/metrics"))[1]
+    reads = _sum(text, "rest_client_requests_total", method="GET")
+    assert sum(writes.values()) == 0, writes
+    assert await _ready(env, "vllm-disagg")
+    print(f"restart: {int(reads)} reads (lists and watches), 0 writes")
+
+
+async def test_missing_apis_are_named_once_and_the_operator_runs_on(
+        env: Env, operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
+    versions = set((await env.kubectl("api-versions")).split())
+    # What 1.20 serves instead: discovery.k8s.io/v1beta1, autoscaling/v2beta2, policy/v1beta1.
+    assert {"discovery.k8s.io/v1beta1", "autoscaling/v2beta2", "policy/v1beta1"} <= versions
+    assert not {"discovery.k8s.io/v1", "autoscaling/v2", "policy/v1"} & versions
+    flags, probes, _ = _ports()
+    op = await operators("op", *flags)
+    await eventually(lambda: _serving_ready(probes), within=WITHIN, interval=0.2,
+                     what="the operator ready")
+    await asyncio.sleep(5)  # long enough for a retry loop to show
+    assert op.running
+    events = _log_events(op)
+    missing = [e for e in events if e.get("event") ==
+               "API not served by this cluster; controllers left out"]
+    # The operator uses EndpointSlices (DynamoModel endpoints); HPAs and PDBs it never reads.
+    assert [(e["api"], e["resource"], e["controllers"]) for e in missing] == [
+        ("discovery.k8s.io/v1", "endpointslices", ["dynamomodel"])], missing
+    assert "Kubernetes 1.21 or newer" in missing[0]["hint"]
+    retries = [e for e in events if "endpointslices" in json.dumps(e) and e not in missing]
+    assert retries == [], retries[:3]
+    print(f"operator log: {missing[0]['event']}: {missing[0]['api']} {missing[0]['resource']}"
+          f" ({missing[0]['hint']})")
