@@ -23,13 +23,13 @@ from typing import Any
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl, kubectl_binary
 from hack.localcluster.testing import eventually as shared_eventually
+from hack.our_crds import write_our_crds
 from hack.processes import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "deploy" / "examples"
-CRD_FILES = [*sorted((ROOT / "deploy" / "crds").glob("*.yaml")),
-             ROOT / "hack" / "crds" / "leaderworkerset.yaml",
-             ROOT / "hack" / "crds" / "inferencepool.yaml"]
+THIRD_PARTY_CRD_FILES = [ROOT / "hack" / "crds" / "leaderworkerset.yaml",
+                         ROOT / "hack" / "crds" / "inferencepool.yaml"]
 OPERATOR = Path(sys.executable).parent / "dynamo-operator"
 #: kubectl's names of our kinds in v1alpha1, the version these tests write and read. A short
 #: name (`dgd`) reads discovery's preferred version, v1beta1, through the operator's
@@ -164,10 +164,12 @@ class OperatorProcess:
 
 
 async def install_crds(e: Env) -> None:
-    """Apply the nvidia.com CRDs, LeaderWorkerSet's and InferencePool's; wait until they are
-    served."""
+    """Apply the nvidia.com CRDs (converting through the in-process conversion webhook until
+    an operator with webhooks points them at its own), LeaderWorkerSet's and InferencePool's;
+    wait until they are served."""
     args: list[str] = []
-    for path in CRD_FILES:
+    for path in [*sorted(write_our_crds(e.tmp / "our-crds").glob("*.yaml")),
+                 *THIRD_PARTY_CRD_FILES]:
         args += ["-f", str(path)]
     await e.k("apply", "--server-side", *args)
     await e.k("wait", "--for=condition=Established", "--timeout=30s", "crd", "--all")

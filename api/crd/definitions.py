@@ -1,14 +1,16 @@
 """The five CustomResourceDefinitions: names, printer columns, subresources and schema.
 
 Each CRD serves `v1alpha1` and `v1beta1`, each version's schema generated from its models and
-its own printer columns (v1beta1's paths where fields moved). `v1alpha1` is the storage version
-for now, and `spec.conversion` names the operator's conversion webhook (`/convert` of the
-webhook Service, as a kubebuilder CRD carries it); the operator (or cert-manager) keeps its
-clientConfig and caBundle current. `v1alpha1` is deprecated, with the original's warning, for
-the kinds the original stores as v1beta1 (DGD, DCD, DGDR); the original deprecates neither
-the scaling adapter's nor the DynamoModel's. Discovery prefers v1beta1 either way (the highest
-served version). `build_crds()` returns them as JSON dicts, ready to serialize or to install;
-hack/gen_crds.py writes them to deploy/crds/.
+its own printer columns (v1beta1's paths where fields moved). `v1beta1` is the storage version
+of the DGD, DCD and DGDR, as in the original; the scaling adapter and the DynamoModel store
+`v1alpha1`, as the original does (the DynamoModel's two versions have one schema, so nothing is
+gained by moving its objects). `spec.conversion` names the operator's conversion webhook
+(`/convert` of the webhook Service, as a kubebuilder CRD carries it); the operator
+(or cert-manager) keeps its clientConfig and caBundle current. `v1alpha1` is deprecated, with the
+original's warning, for the kinds the original stores as v1beta1 (DGD, DCD, DGDR); the original
+deprecates neither the scaling adapter's nor the DynamoModel's. Discovery prefers v1beta1
+either way (the highest served version). `build_crds()` returns them as JSON dicts, ready to
+serialize or to install; hack/gen_crds.py writes them to deploy/crds/.
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ __all__ = [
 ]
 
 CATEGORY = "dynamo"
-#: The version objects are stored in (v1beta1 once the operator everywhere converts).
-STORAGE_VERSION = VERSION
+#: The version the DGD, DCD and DGDR are stored in: the hub, which can represent everything.
+STORAGE_VERSION = v1beta1.VERSION
 #: Where the conversion webhook is until the operator points the CRD at itself.
 CONVERSION_SERVICE = {"name": "dynamo-operator-webhook-service", "namespace": "dynamo-system"}
 CONVERSION_PATH = "/convert"
@@ -76,6 +78,8 @@ class CrdDefinition:
     scale: bool = False
     #: v1alpha1 is deprecated (it is for the kinds the original stores as v1beta1).
     deprecated: bool = False
+    #: The version objects are stored in: v1beta1 for the deprecated kinds, else v1alpha1.
+    storage: str = VERSION
 
     def versions(self) -> tuple[tuple[str, type, tuple[Column, ...]], ...]:
         """(version, model, columns) of each served version, oldest first."""
@@ -104,6 +108,7 @@ CRDS: tuple[CrdDefinition, ...] = (
         hub_model=v1beta1.DynamoGraphDeployment,
         plural="dynamographdeployments",
         deprecated=True,
+        storage=STORAGE_VERSION,
         singular="dynamographdeployment",
         short_names=("dgd",),
         columns=(
@@ -130,6 +135,7 @@ CRDS: tuple[CrdDefinition, ...] = (
         hub_model=v1beta1.DynamoComponentDeployment,
         plural="dynamocomponentdeployments",
         deprecated=True,
+        storage=STORAGE_VERSION,
         singular="dynamocomponentdeployment",
         short_names=("dcd",),
         hub_columns=(
@@ -180,6 +186,7 @@ CRDS: tuple[CrdDefinition, ...] = (
         hub_model=v1beta1.DynamoGraphDeploymentRequest,
         plural="dynamographdeploymentrequests",
         deprecated=True,
+        storage=STORAGE_VERSION,
         singular="dynamographdeploymentrequest",
         short_names=("dgdr",),
         hub_columns=(
@@ -325,7 +332,7 @@ def build_crd(definition: CrdDefinition) -> Json:
             "name": version,
             "schema": {"openAPIV3Schema": object_schema(model)},
             "served": True,
-            "storage": version == STORAGE_VERSION,
+            "storage": version == definition.storage,
             "subresources": subresources,
         })
         versions.append(served)

@@ -15,7 +15,6 @@ import signal
 import sys
 from pathlib import Path
 
-import yaml
 from hypothesis import HealthCheck, Phase, given, settings
 
 from controller.client import ClientConfig, KubeClient
@@ -25,6 +24,7 @@ from controller.resource import Resource
 from hack.fuzz.run import FuzzReport, FuzzRun, FuzzSettings
 from hack.fuzz.specs import Drawn, objects
 from hack.localcluster.server import LocalCluster
+from hack.our_crds import install_our_crds
 from hack.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -50,16 +50,9 @@ async def _eventually(check: object, within: float, what: str) -> None:
 
 
 async def install_crds(kube: KubeClient) -> None:
-    for path in sorted((ROOT / "deploy" / "crds").glob("*.yaml")):
-        crd = yaml.safe_load(path.read_text())
-        await kube.create(CRDS, crd)
-
-        async def established(name: str = crd["metadata"]["name"]) -> bool:
-            live = await kube.get(CRDS, None, name)
-            return any(c.get("type") == "Established" and c.get("status") == "True"
-                       for c in (live.get("status") or {}).get("conditions") or [])
-
-        await _eventually(established, 10, f"CRD {crd['metadata']['name']}")
+    """Our CRDs, converting through the in-process webhook until an operator started with
+    webhooks points them at its own."""
+    await install_our_crds(kube)
 
 
 async def start_operator(kubeconfig: Path, log_path: Path, webhooks: bool

@@ -82,6 +82,8 @@ def deployment_service_status(dep: Json) -> Json:
     return {
         "componentKind": "Deployment",
         "componentName": dep["metadata"]["name"],
+        # Both, as the original writes them (and as the stored v1beta1 status reads back).
+        "componentNames": [dep["metadata"]["name"]],
         "replicas": _int(status.get("replicas")),
         "updatedReplicas": _int(status.get("updatedReplicas")),
         "readyReplicas": _int(status.get("readyReplicas")),
@@ -129,6 +131,7 @@ def lws_service_status(sets: list[Json]) -> Json | None:
     return {
         "componentKind": "LeaderWorkerSet",
         "componentName": sets[0]["metadata"]["name"],
+        "componentNames": [sets[0]["metadata"]["name"]],
         "replicas": sum(_int(s.get("replicas")) for s in statuses),
         "updatedReplicas": sum(_int(s.get("updatedReplicas")) for s in statuses),
         "readyReplicas": sum(_int(s.get("readyReplicas")) for s in statuses),

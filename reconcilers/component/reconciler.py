@@ -70,7 +70,7 @@ from reconcilers.component.readiness import (
     lws_service_status,
 )
 from reconcilers.component.workload_cache import trim_deployment, trim_leader_worker_set
-from reconcilers.machinery import availability
+from reconcilers.machinery import availability, hub
 from reconcilers.machinery.children import Synced
 from reconcilers.machinery.conditions import get_condition, set_condition
 from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
@@ -336,6 +336,7 @@ def needs_finalizer(dcd: DynamoComponentDeployment, settings: OperatorSettings) 
 def register(manager: Manager, ctx: OperatorContext) -> None:
     """Add the DCD controller to the manager: woken by DCDs, by the children they control,
     by their pods (readiness messages) and by shared model Services."""
+    hub.require_views(manager.cache, COMPONENT_DEPLOYMENTS)
     for resource, transform in CACHE_TRANSFORMS.items():
         if manager.cache.transform_for(resource) is not transform:
             raise ValueError(f"the {NAME} controller needs the cache to hold {resource} "

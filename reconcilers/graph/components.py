@@ -14,11 +14,13 @@ from backends.constants import ANNOTATION_RESTART_AT
 from reconcilers.graph.path import WorkloadPath
 from reconcilers.graph.readiness import ServiceReadiness, component_readiness
 from reconcilers.machinery.children import Synced, is_owned_by
+from reconcilers.machinery.hub import VIEW_VERSION
 from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
 
 Json = dict[str, Any]
 
-_DCD = (COMPONENT_DEPLOYMENTS.api_version, COMPONENT_DEPLOYMENTS.kind)
+# The DCDs are built in the view's version (reconcilers/machinery/hub.py).
+_DCD = (VIEW_VERSION, COMPONENT_DEPLOYMENTS.kind)
 
 
 class ComponentPath(WorkloadPath):

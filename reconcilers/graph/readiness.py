@@ -17,8 +17,8 @@ from reconcilers.machinery.conditions import get_condition
 
 Json = dict[str, Any]
 
-_REPLICA_FIELDS = ("componentKind", "componentName", "replicas", "updatedReplicas",
-                   "readyReplicas", "availableReplicas")
+_REPLICA_FIELDS = ("componentKind", "componentName", "componentNames", "replicas",
+                   "updatedReplicas", "readyReplicas", "availableReplicas")
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,7 @@ def clique_readiness(service: str, kind: str, obj: Json | None,
     replica_status: Json = {
         "componentKind": kind,
         "componentName": meta["name"],
+        "componentNames": [meta["name"]],
         "replicas": int(status.get("replicas") or 0),
         "updatedReplicas": int(status.get("updatedReplicas") or 0),
     }
@@ -144,7 +145,11 @@ def _replica_status(value: Any) -> Json | None:
     # An entry without a kind would put "" into an enum and get the whole status rejected;
     # unknown keys would be pruned by the server and make every status look changed.
     if isinstance(value, dict) and value.get("componentKind"):
-        return {k: v for k, v in value.items() if k in _REPLICA_FIELDS and v is not None}
+        out = {k: v for k, v in value.items() if k in _REPLICA_FIELDS and v is not None}
+        # A DCD written by an older operator has the name alone; the hub stores the list.
+        if "componentName" in out and "componentNames" not in out:
+            out["componentNames"] = [out["componentName"]]
+        return out
     return None
 
 

@@ -61,12 +61,14 @@ from reconcilers.graph.status import (
     summarize,
     transition_event,
 )
+from reconcilers.machinery import hub
 from reconcilers.machinery.children import ChildWriter
 from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
 from reconcilers.machinery.finalizer import is_deleting, release_finalizer
 from reconcilers.machinery.mpi_secret import mpi_source
 from reconcilers.machinery.progress import only_progress
 from reconcilers.machinery.resources import (
+    COMPONENT_DEPLOYMENTS,
     GRAPH_DEPLOYMENTS,
     PERSISTENT_VOLUME_CLAIMS,
     POD_CLIQUE_SCALING_GROUPS,
@@ -233,6 +235,7 @@ def _claim_mapper(manager: Manager) -> Callable[[Json], list[Request]]:
 
 def register(manager: Manager, ctx: OperatorContext) -> None:
     """Add the DynamoGraphDeployment controller to a manager."""
+    hub.require_views(manager.cache, GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS)
     owns = [PERSISTENT_VOLUME_CLAIMS, *(resource_for(k) for k in pruned_kinds(ctx.settings))]
     graphs = manager.cache.informer(GRAPH_DEPLOYMENTS)
     watches = [(PERSISTENT_VOLUME_CLAIMS, _claim_mapper(manager)),

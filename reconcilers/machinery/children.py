@@ -12,7 +12,9 @@ its labels and annotations differ from ours. The drift markers are the original 
 annotations (`nvidia.com/last-applied-hash` and `nvidia.com/last-applied-generation`), so
 objects made by either operator are recognised by the other. Labels and annotations are merged
 with what others set on the child, and a key we set before and no longer want is removed
-(`applied_metadata`).
+(`applied_metadata`). A child of our kinds stored as the hub (a graph's DCD) is compared with
+the live one in the v1alpha1 view both are built and cached in, and written as the hub
+(`hub.to_wire`), so an unchanged child is never rewritten.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from controller.errors import AlreadyExists, ApiError, NotFound, TerminalError
 from controller.events import EventRecorder
 from controller.resource import Resource
 from controller.store import OWNER_UID_INDEX
-from reconcilers.machinery import applied_metadata
+from reconcilers.machinery import applied_metadata, hub
 from reconcilers.machinery.applied_metadata import APPLIED_KEYS_ANNOTATION
 from reconcilers.machinery.availability import RECONCILE_FAILED
 from reconcilers.machinery.resources import resource_for
@@ -362,8 +364,8 @@ class ChildWriter:
         annotations[HASH_ANNOTATION] = wanted_hash
         annotations[GENERATION_ANNOTATION] = str(int(umeta.get("generation", 0)) + 1)
         umeta["annotations"] = annotations
-        result = await self._record_generation(resource,
-                                               await self.client.update(resource, updated))
+        result = await self._record_generation(resource, hub.from_wire(
+            resource, await self.client.update(resource, hub.to_wire(resource, updated))))
         await self._updated(parent, resource, name)
         return Applied(Outcome.UPDATED, result)
 
@@ -380,7 +382,8 @@ class ChildWriter:
             return live
         patch = {"metadata": {"resourceVersion": meta["resourceVersion"],
                               "annotations": {GENERATION_ANNOTATION: str(generation)}}}
-        return await self.client.patch(resource, meta.get("namespace"), meta["name"], patch)
+        return hub.from_wire(resource, await self.client.patch(
+            resource, meta.get("namespace"), meta["name"], patch))
 
     def _needs_update(self, live: Json, desired: Json, wanted_hash: str) -> bool:
         annotations = live["metadata"].get("annotations") or {}
@@ -410,7 +413,8 @@ class ChildWriter:
                                    desired["metadata"], _OWN_ANNOTATIONS),
                                HASH_ANNOTATION: wanted_hash, GENERATION_ANNOTATION: "1"}
         try:
-            created = await self.client.create(resource, obj)
+            created = hub.from_wire(resource, await self.client.create(
+                resource, hub.to_wire(resource, obj)))
         except AlreadyExists:
             # The cache is behind a create of ours (or someone else's object appeared):
             # the next reconcile sees it and decides.

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from controller.resource import Resource
 
-# nvidia.com/v1alpha1
-GRAPH_DEPLOYMENTS = Resource("nvidia.com", "v1alpha1", "dynamographdeployments",
+# nvidia.com: the hub (v1beta1) for the kinds stored as v1beta1, whose informers and writes
+# use it (the cache holds their v1alpha1 views, reconcilers/machinery/hub.py); v1alpha1 for
+# the scaling adapter and the DynamoModel, stored as v1alpha1.
+GRAPH_DEPLOYMENTS = Resource("nvidia.com", "v1beta1", "dynamographdeployments",
                              "DynamoGraphDeployment")
-COMPONENT_DEPLOYMENTS = Resource("nvidia.com", "v1alpha1", "dynamocomponentdeployments",
+COMPONENT_DEPLOYMENTS = Resource("nvidia.com", "v1beta1", "dynamocomponentdeployments",
                                  "DynamoComponentDeployment")
 SCALING_ADAPTERS = Resource("nvidia.com", "v1alpha1", "dynamographdeploymentscalingadapters",
                             "DynamoGraphDeploymentScalingAdapter")
 MODELS = Resource("nvidia.com", "v1alpha1", "dynamomodels", "DynamoModel")
-DEPLOYMENT_REQUESTS = Resource("nvidia.com", "v1alpha1", "dynamographdeploymentrequests",
+DEPLOYMENT_REQUESTS = Resource("nvidia.com", "v1beta1", "dynamographdeploymentrequests",
                                "DynamoGraphDeploymentRequest")
 
 # built-in
@@ -52,8 +54,12 @@ _BY_KIND = {(r.api_version, r.kind): r for r in (
     DEPLOYMENTS, INGRESSES, ROLES, ROLE_BINDINGS, CONFIG_MAPS, JOBS, LEADER_WORKER_SETS,
     POD_CLIQUE_SETS, POD_CLIQUES, POD_CLIQUE_SCALING_GROUPS, VOLCANO_POD_GROUPS,
     VIRTUAL_SERVICES, INFERENCE_POOLS)}
+# The builders make children of our kinds in v1alpha1, the view; they are written as the hub.
+_BY_KIND.update({("nvidia.com/v1alpha1", r.kind): r
+                 for r in (GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS)})
 
 
 def resource_for(kind: tuple[str, str]) -> Resource:
-    """The resource of an (apiVersion, kind) the operator writes; KeyError for any other."""
+    """The resource of an (apiVersion, kind) the operator writes; KeyError for any other.
+    Our kinds stored as the hub are written as the hub whatever version names them."""
     return _BY_KIND[kind]

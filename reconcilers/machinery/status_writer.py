@@ -1,5 +1,8 @@
 """Writing a custom resource's status only when it changed, on the version we read.
 
+Our kinds stored as the hub are read as their v1alpha1 view and written as the hub: the patch
+is the hub's diff (`reconcilers.machinery.hub`), and the answer is the view again.
+
 The patch carries the resourceVersion the status was computed from, so a status computed
 from a stale cache is refused (409) and the reconcile is retried on fresh data, instead of
 overwriting a newer status. Nothing is sent when the status is unchanged: an idle operator
@@ -22,6 +25,7 @@ from typing import Any
 from controller.client import KubeClient
 from controller.errors import Conflict, NotFound
 from controller.resource import Resource
+from reconcilers.machinery import hub
 
 Json = dict[str, Any]
 
@@ -49,11 +53,17 @@ async def write_status(client: KubeClient, resource: Resource, obj: Json,
                         f"the status was computed from version {version} of "
                         f"{meta['name']}, which this operator has already written over; "
                         "computing it again on the newer version")
-    patch = {"metadata": {"resourceVersion": version},
-             "status": merge_patch(current, status)}
+    if hub.is_hub(resource):
+        status_diff = merge_patch(*hub.hub_statuses(obj, status))
+        if not status_diff:
+            return None
+    else:
+        status_diff = merge_patch(current, status)
+    patch = {"metadata": {"resourceVersion": version}, "status": status_diff}
     try:
-        written: Json = await client.patch(resource, meta.get("namespace"), meta["name"],
-                                           patch, subresource="status", decode=decode)
+        written: Json = hub.from_wire(resource, await client.patch(
+            resource, meta.get("namespace"), meta["name"], patch, subresource="status",
+            decode=decode))
     except NotFound:
         return None
     if uid:

@@ -35,6 +35,7 @@ from backends.gpu_discovery import hardware_from_nodes
 from controller.errors import AlreadyExists, ApiError, NotFound, TerminalError
 from controller.manager import Manager
 from controller.reconcile import Request, Result
+from reconcilers.machinery import hub
 from reconcilers.machinery.children import ChildWriter
 from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
 from reconcilers.machinery.finalizer import ensure_finalizer, is_deleting, release_finalizer
@@ -298,8 +299,8 @@ class GraphDeploymentRequestReconciler:
                 ADDITIONAL_RESOURCES_ANNOTATION) != extra:
             patch = {"metadata": {"resourceVersion": live["metadata"]["resourceVersion"],
                                   "annotations": {ADDITIONAL_RESOURCES_ANNOTATION: extra}}}
-            live.update(await self.ctx.client.patch(DEPLOYMENT_REQUESTS, namespace,
-                                                     str(dgdr.metadata["name"]), patch))
+            live.update(hub.from_wire(DEPLOYMENT_REQUESTS, await self.ctx.client.patch(
+                DEPLOYMENT_REQUESTS, namespace, str(dgdr.metadata["name"]), patch)))
         await self._create_config_maps(live, dgdr, output.additional)
         generated = deployment_object(output.deployment, dgdr)
         auto = bool(dgdr.spec.auto_apply)
@@ -366,7 +367,7 @@ class GraphDeploymentRequestReconciler:
         if graph is None:
             # The cache may be behind our own create: only the API server can say "deleted".
             try:
-                graph = await self.ctx.client.get(GRAPH_DEPLOYMENTS, namespace, name)
+                graph = hub.view(await self.ctx.client.get(GRAPH_DEPLOYMENTS, namespace, name))
             except NotFound:
                 return None
         return graph
@@ -376,7 +377,7 @@ class GraphDeploymentRequestReconciler:
         graph = deployment_object(generated, dgdr)
         meta = graph["metadata"]
         try:
-            await self.ctx.client.create(GRAPH_DEPLOYMENTS, graph)
+            await self.ctx.client.create(GRAPH_DEPLOYMENTS, hub.to_wire(GRAPH_DEPLOYMENTS, graph))
             created = True
         except AlreadyExists:
             created = False
@@ -433,6 +434,7 @@ def _by_request_labels(obj: Json) -> list[Request]:
 
 def register(manager: Manager, ctx: OperatorContext) -> None:
     """Add the DynamoGraphDeploymentRequest controller to a manager."""
+    hub.require_views(manager.cache, DEPLOYMENT_REQUESTS, GRAPH_DEPLOYMENTS)
     manager.add_controller(NAME, GraphDeploymentRequestReconciler(ctx).reconcile,
                            for_=DEPLOYMENT_REQUESTS, owns=[JOBS],
                            watches=[(GRAPH_DEPLOYMENTS, _by_request_labels)],

@@ -1,8 +1,9 @@
 """The DynamoGraphDeploymentScalingAdapter controller: an adapter's replicas drive its service.
 
 HPA, KEDA, the Planner or `kubectl scale` write the adapter's `spec.replicas` through its scale
-subresource; this controller writes that number into `spec.services[<svc>].replicas` of the
-graph with a JSON patch guarded by a `test` of the old value, so a concurrent writer makes the
+subresource; this controller writes that number into the graph's service, as the hub
+(`v1beta1`) holds it: `spec.components[<i>].replicas`, with a JSON patch guarded by a `test` of
+the component's name at that index and of the old value, so a concurrent writer makes the
 patch fail instead of being overwritten, and the failure is retried like any conflict. The
 adapter's status reports the applied count, the label selector of the service's pods (HPA
 reads pod metrics through it) and when the service was last scaled. Who wins when the graph
@@ -31,11 +32,12 @@ from api.v1alpha1 import (
 )
 from backends import constants
 from backends.multinode import node_count
-from controller.errors import ApiError, NotFound, lost_race
+from controller.errors import ApiError, Conflict, NotFound, lost_race
 from controller.handlers import Mapper
 from controller.managed_fields import owners_of
 from controller.manager import Manager
 from controller.reconcile import Request, Result
+from reconcilers.machinery import hub
 from reconcilers.machinery.conditions import get_condition, now, set_condition
 from reconcilers.machinery.context import OperatorContext
 from reconcilers.machinery.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
@@ -70,9 +72,9 @@ def selector_of(graph: str, service: str) -> str:
     return f"{constants.LABEL_GRAPH_NAME}={graph},{constants.LABEL_COMPONENT}={service}"
 
 
-def replicas_pointer(service: str) -> str:
-    """JSON pointer of a service's replicas in a graph (RFC 6901 escaping)."""
-    return "/spec/services/" + service.replace("~", "~0").replace("/", "~1") + "/replicas"
+def component_pointer(index: int) -> str:
+    """JSON pointer of a component of a graph in the hub (v1beta1)."""
+    return f"/spec/components/{index}"
 
 
 class ScalingAdapterReconciler:
@@ -131,27 +133,34 @@ class ScalingAdapterReconciler:
     async def _live(self, adapter: Json, graph: Json) -> tuple[Json, Json]:
         meta = adapter["metadata"]
         fresh_adapter = await self.client.get(SCALING_ADAPTERS, meta["namespace"], meta["name"])
-        fresh_graph = await self.client.get(GRAPH_DEPLOYMENTS, meta["namespace"],
-                                            graph["metadata"]["name"])
+        fresh_graph = hub.view(await self.client.get(GRAPH_DEPLOYMENTS, meta["namespace"],
+                                                     graph["metadata"]["name"]))
         return fresh_adapter, fresh_graph
 
     async def _scale(self, adapter: Json, graph: Json, service: str,
                      decision: ownership.Plan) -> None:
         """Write the target into the graph, unless the service's replicas moved meanwhile."""
-        path = replicas_pointer(service)
+        index = hub.component_index(graph, service)
+        if index is None:  # the cache's view and its hub disagree: look again
+            raise Conflict(409, "Conflict", f"service {service} not found in the components "
+                           f"of DynamoGraphDeployment {graph['metadata']['name']}")
+        component = component_pointer(index)
+        path = f"{component}/replicas"
         spec = _service(graph, service) or {}
+        # The index is the cache's: the test of the name makes a reordered list a conflict.
+        guards: list[Json] = [{"op": "test", "path": f"{component}/name", "value": service}]
         if "replicas" in spec:
-            guard: Json = {"op": "test", "path": path, "value": spec["replicas"]}
+            guards.append({"op": "test", "path": path, "value": spec["replicas"]})
             change: Json = {"op": "replace", "path": path, "value": decision.target}
         else:
             # Nothing to test when replicas is left out: guard with the graph's version.
-            guard = {"op": "test", "path": "/metadata/resourceVersion",
-                     "value": graph["metadata"]["resourceVersion"]}
+            guards.append({"op": "test", "path": "/metadata/resourceVersion",
+                           "value": graph["metadata"]["resourceVersion"]})
             change = {"op": "add", "path": path, "value": decision.target}
         meta = graph["metadata"]
         try:
             await self.client.patch(GRAPH_DEPLOYMENTS, meta["namespace"], meta["name"],
-                                    [guard, change], patch_type="json",
+                                    [*guards, change], patch_type="json",
                                     field_manager=FIELD_MANAGER)
         except ApiError as err:
             _raise_if_lost_race(err)
@@ -232,8 +241,10 @@ def _plan(adapter: Json, graph: Json, service: str, *, live: bool = False) -> ow
         applied=applied if isinstance(applied, int) else None,
         current=current if isinstance(current, int) else ownership.DEFAULT_REPLICAS,
         service=service, multinode=multinode,
+        # Written at v1alpha1 (before the hub was stored) or at v1beta1 (the patch above).
         written_by_us=live and FIELD_MANAGER in owners_of(
-            graph, ("spec", "services", service, "replicas")))
+            graph, ("spec", "services", service, "replicas"),
+            ("spec", "components", {"name": service}, "replicas")))
 
 
 def _raise_if_lost_race(err: ApiError) -> None:
@@ -247,6 +258,7 @@ def _raise_if_lost_race(err: ApiError) -> None:
 
 def register(manager: Manager, ctx: OperatorContext) -> None:
     """Add the adapter controller: woken by adapters and by the graphs they point at."""
+    hub.require_views(manager.cache, GRAPH_DEPLOYMENTS)
     adapters = manager.cache.informer(SCALING_ADAPTERS, indexers={BY_GRAPH: graph_of})
 
     def adapters_of_graph(graph: Json) -> list[Request]:

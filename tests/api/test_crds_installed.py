@@ -13,6 +13,7 @@ from kubernetes_asyncio import client
 from api.convert import dump, load_resource
 from api.validation import validate
 from hack.localcluster.testing import Kubectl
+from hack.our_crds import our_crds_yaml
 
 pytestmark = pytest.mark.kubectl
 
@@ -39,8 +40,14 @@ def _corpus() -> list[dict[str, Any]]:
     ]
 
 
-async def _install(kubectl: Kubectl, api: client.ApiClient) -> None:
-    await kubectl("apply", "-f", str(CRDS))
+async def _install(kubectl: Kubectl, api: client.ApiClient, *, as_generated: bool = False
+                   ) -> None:
+    """Our CRDs, converting through the in-process webhook (as generated: through the
+    operator's webhook Service, absent here)."""
+    if as_generated:
+        await kubectl("apply", "-f", str(CRDS))
+    else:
+        await kubectl("apply", "-f", "-", stdin=our_crds_yaml())
     await kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=30s")
     core = client.CoreV1Api(api)
     for namespace in sorted({d["metadata"]["namespace"] for d in _corpus()}):
@@ -158,14 +165,15 @@ async def test_explain_prints_our_descriptions(kubectl: Kubectl, api: client.Api
     assert "scalingAdapter" in out
 
 
-async def test_both_versions_are_served_and_v1alpha1_is_stored(
+async def test_both_versions_are_served_and_the_hub_is_stored(
     kubectl: Kubectl, api: client.ApiClient
 ) -> None:
-    await _install(kubectl, api)
+    await _install(kubectl, api, as_generated=True)
     versions = (await kubectl("api-versions")).split()
     assert {"nvidia.com/v1alpha1", "nvidia.com/v1beta1"} <= set(versions)
     crds = json.loads(await kubectl("get", "crd", "-o", "json"))["items"]
     assert len(crds) == 5
+    stored = {}
     for crd in crds:
         # The server accepted the stanza and defaulted the Service's port.
         service = crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]
@@ -175,8 +183,16 @@ async def test_both_versions_are_served_and_v1alpha1_is_stored(
             "path": "/convert",
             "port": 443,
         }
-        assert crd["status"]["storedVersions"] == ["v1alpha1"]
-    # v1alpha1 (stored) needs no webhook; v1beta1 needs the operator's, absent here.
+        stored[crd["spec"]["names"]["kind"]] = crd["status"]["storedVersions"]
+    assert stored == {
+        "DynamoGraphDeployment": ["v1beta1"],
+        "DynamoComponentDeployment": ["v1beta1"],
+        "DynamoGraphDeploymentRequest": ["v1beta1"],
+        "DynamoGraphDeploymentScalingAdapter": ["v1alpha1"],
+        "DynamoModel": ["v1alpha1"],
+    }
+    # A DynamoModel is stored as v1alpha1 and needs no webhook in v1alpha1; v1beta1 needs
+    # the operator's, absent here.
     await kubectl("apply", "-f", str(MANIFESTS / "dm-base.yaml"))
     await kubectl("get", "dynamomodels.v1alpha1.nvidia.com", "qwen3", "-n", "dynamo")
     result = await kubectl.run("get", "dynamomodels.v1beta1.nvidia.com", "qwen3", "-n", "dynamo")

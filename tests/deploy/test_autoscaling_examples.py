@@ -17,6 +17,7 @@ from backends.naming import component_name
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation.hpa import scale_target
 from hack.localcluster.testing import Kubectl
+from hack.our_crds import write_our_crds
 
 pytestmark = pytest.mark.kubectl
 
@@ -51,8 +52,9 @@ def test_the_graph_is_valid_and_every_service_has_an_autoscaler() -> None:
 
 
 async def test_examples_are_accepted_and_targets_scale(cluster: LocalCluster,
-                                                       kubectl: Kubectl) -> None:
-    await kubectl("apply", "-f", str(ROOT / "deploy" / "crds"),
+                                                       kubectl: Kubectl,
+                                                       tmp_path: Path) -> None:
+    await kubectl("apply", "-f", str(write_our_crds(tmp_path / "our-crds")),
                   "-f", str(ROOT / "hack" / "crds" / "keda.yaml"))
     await kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=30s")
     for name in FILES:

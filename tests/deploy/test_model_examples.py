@@ -13,6 +13,7 @@ from api.convert import load_resource
 from api.validation import validate
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl
+from hack.our_crds import write_our_crds
 
 pytestmark = pytest.mark.kubectl
 
@@ -41,8 +42,9 @@ def test_the_models_name_the_model_the_graph_serves() -> None:
     assert document("dynamomodel-lora.yaml")["spec"]["source"]["uri"].startswith("s3://")
 
 
-async def test_examples_are_accepted(cluster: LocalCluster, kubectl: Kubectl) -> None:
-    await kubectl("apply", "-f", str(ROOT / "deploy" / "crds"))
+async def test_examples_are_accepted(cluster: LocalCluster, kubectl: Kubectl,
+                                     tmp_path: Path) -> None:
+    await kubectl("apply", "-f", str(write_our_crds(tmp_path / "our-crds")))
     await kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=30s")
     for name in FILES:
         await kubectl("apply", "-f", str(EXAMPLES / name))

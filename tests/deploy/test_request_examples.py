@@ -13,6 +13,7 @@ from api.convert import load_resource
 from api.validation import validate
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl
+from hack.our_crds import write_our_crds
 
 pytestmark = pytest.mark.kubectl
 
@@ -34,8 +35,9 @@ def test_each_example_is_a_valid_request(name: str) -> None:
     assert validate(load_resource(request)) == []
 
 
-async def test_examples_are_accepted(cluster: LocalCluster, kubectl: Kubectl) -> None:
-    await kubectl("apply", "-f", str(ROOT / "deploy" / "crds"))
+async def test_examples_are_accepted(cluster: LocalCluster, kubectl: Kubectl,
+                                     tmp_path: Path) -> None:
+    await kubectl("apply", "-f", str(write_our_crds(tmp_path / "our-crds")))
     await kubectl("wait", "--for=condition=Established", "crd", "--all", "--timeout=30s")
     for name in FILES:
         await kubectl("apply", "-f", str(EXAMPLES / name))

@@ -11,8 +11,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from backends.settings import OperatorSettings
 from controller.client import ClientConfig, KubeClient
 from controller.errors import ApiError, NotFound
@@ -20,9 +18,9 @@ from controller.informer import WatchSettings
 from controller.manager import Manager, ManagerConfig
 from controller.resource import Resource
 from hack.localcluster.testing import eventually as shared_eventually
+from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS, our_crds
 from reconcilers.graph import reconciler as graph_deployment
 from reconcilers.machinery.context import OperatorContext
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
 from reconcilers.operator.registry import cache_label_selectors, cache_transforms
 
 Json = dict[str, Any]
@@ -45,8 +43,7 @@ async def setup_client(kubeconfig: Path) -> KubeClient:
 
 async def install(client: KubeClient, extra_crds: list[Json] | None = None) -> None:
     """The five Dynamo CRDs (and any extra), served, plus the test namespace."""
-    crds = [yaml.safe_load(p.read_text()) for p in sorted((ROOT / "deploy" / "crds").glob("*"))]
-    for crd in [*crds, *(extra_crds or [])]:
+    for crd in [*our_crds(), *(extra_crds or [])]:
         await client.create(CRDS, crd)
     await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
                                      "metadata": {"name": NS}})

@@ -23,8 +23,9 @@ from controller.client import KubeClient
 from controller.resource import Resource
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation.workers import Workers
+from hack.our_crds import COMPONENT_DEPLOYMENTS
 from reconcilers import component, model
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, MODELS, PODS
+from reconcilers.machinery.resources import MODELS, PODS
 from reconcilers.model import LoraSettings
 
 Json = dict[str, Any]

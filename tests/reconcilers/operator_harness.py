@@ -10,8 +10,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from backends.settings import OperatorSettings
 from controller.client import ClientConfig, KubeClient
 from controller.errors import NotFound
@@ -20,6 +18,7 @@ from controller.manager import Manager, ManagerConfig
 from controller.metrics import Metrics
 from controller.resource import Resource
 from hack.localcluster.testing import eventually as shared_eventually
+from hack.our_crds import install_our_crds
 from reconcilers.machinery.context import OperatorContext
 from reconcilers.operator.process import client_config
 from reconcilers.operator.registry import (
@@ -51,19 +50,9 @@ async def setup_client(kubeconfig: Path) -> KubeClient:
 
 
 async def install_crds(client: KubeClient, pattern: str = "*.yaml") -> None:
-    """Create the nvidia.com CRDs (those whose file matches) and wait until they are served."""
-    paths = sorted(CRD_DIR.glob(pattern))
-    for path in paths:
-        await client.create(CRDS, yaml.safe_load(path.read_text()))
-    for path in paths:
-        name = yaml.safe_load(path.read_text())["metadata"]["name"]
-
-        async def established(crd_name: str = name) -> bool:
-            crd = await client.get(CRDS, None, crd_name)
-            return any(c.get("type") == "Established" and c.get("status") == "True"
-                       for c in (crd.get("status") or {}).get("conditions") or [])
-
-        await eventually(established)
+    """Create the nvidia.com CRDs (those whose file matches), converting through the
+    in-process conversion webhook, and wait until they are Established."""
+    await install_our_crds(client, pattern)
 
 
 @dataclass

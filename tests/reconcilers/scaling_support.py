@@ -8,16 +8,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
-
 from backends.settings import OperatorSettings
 from controller.client import ClientConfig, KubeClient
 from controller.informer import WatchSettings
 from controller.manager import Manager, ManagerConfig
 from controller.resource import Resource
 from hack.localcluster.testing import eventually as shared_eventually
+from hack.our_crds import GRAPH_DEPLOYMENTS, install_our_crds
 from reconcilers.machinery.context import OperatorContext
-from reconcilers.machinery.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
+from reconcilers.machinery.resources import SCALING_ADAPTERS
 from reconcilers.operator.process import client_config
 from reconcilers.operator.registry import cache_label_selectors, cache_transforms
 from reconcilers.scaling_adapter import reconciler as scaling_adapter
@@ -44,10 +43,9 @@ async def client_for(kubeconfig: Path) -> KubeClient:
 
 
 async def install_crds(kube: KubeClient, *names: str) -> None:
-    """Create our CRDs (by plural.group) and wait until the server serves them."""
-    for name in names:
-        path = ROOT / "deploy" / "crds" / f"nvidia.com_{name.split('.')[0]}.yaml"
-        await kube.create(CRDS, yaml.safe_load(path.read_text()))
+    """Create our CRDs (by plural.group, converting through the in-process conversion
+    webhook) and wait until the server serves them."""
+    await install_our_crds(kube, names=names)
     for resource in (GRAPH_DEPLOYMENTS, SCALING_ADAPTERS):
         await eventually(lambda r=resource: _served(kube, r))
 

@@ -16,7 +16,7 @@ from structlog.testing import capture_logs
 
 from controller.resource import Resource
 from hack.localcluster.server import LocalCluster
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
+from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
 from reconcilers.operator.registry import REGISTRATIONS
 
 NS = "default"

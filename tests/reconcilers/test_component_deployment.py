@@ -30,12 +30,12 @@ from operator_harness import (
 from backends import naming
 from controller.client import KubeClient
 from hack.localcluster.server import LocalCluster
+from hack.our_crds import COMPONENT_DEPLOYMENTS
 from reconcilers.component import reconciler as component_deployment
 from reconcilers.component.pull_secrets import HOSTS_KEY
 from reconcilers.machinery.children import GENERATION_ANNOTATION
 from reconcilers.machinery.finalizer import FINALIZER
 from reconcilers.machinery.resources import (
-    COMPONENT_DEPLOYMENTS,
     DEPLOYMENTS,
     INGRESSES,
     PODS,

@@ -27,8 +27,9 @@ from operator_harness import (
 from backends.settings import OperatorSettings
 from controller.client import KubeClient
 from hack.localcluster.server import LocalCluster
+from hack.our_crds import COMPONENT_DEPLOYMENTS
 from reconcilers.component import reconciler as component_deployment
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS, LEADER_WORKER_SETS
+from reconcilers.machinery.resources import DEPLOYMENTS, LEADER_WORKER_SETS
 
 Json = dict[str, Any]
 NS = "default"

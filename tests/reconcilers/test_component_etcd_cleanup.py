@@ -35,10 +35,11 @@ from controller.client import KubeClient
 from controller.events import EVENTS
 from controller.http import HttpClient
 from hack.localcluster.etcd_gateway import EtcdGateway
+from hack.our_crds import COMPONENT_DEPLOYMENTS
 from reconcilers.component import etcd_keys
 from reconcilers.component import reconciler as component_deployment
 from reconcilers.machinery.finalizer import FINALIZER
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
+from reconcilers.machinery.resources import DEPLOYMENTS
 
 Json = dict[str, Any]
 NS = "default"

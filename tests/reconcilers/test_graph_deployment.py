@@ -28,10 +28,9 @@ from controller.client import KubeClient
 from controller.errors import NotFound
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl
+from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
 from reconcilers.machinery.children import GENERATION_ANNOTATION, HASH_ANNOTATION
 from reconcilers.machinery.resources import (
-    COMPONENT_DEPLOYMENTS,
-    GRAPH_DEPLOYMENTS,
     PERSISTENT_VOLUME_CLAIMS,
     ROLE_BINDINGS,
     ROLES,

@@ -17,11 +17,8 @@ from controller.client import KubeClient
 from controller.errors import NotFound
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import LocalCluster
-from reconcilers.machinery.resources import (
-    COMPONENT_DEPLOYMENTS,
-    GRAPH_DEPLOYMENTS,
-    PERSISTENT_VOLUME_CLAIMS,
-)
+from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
+from reconcilers.machinery.resources import PERSISTENT_VOLUME_CLAIMS
 
 Json = dict[str, Any]
 

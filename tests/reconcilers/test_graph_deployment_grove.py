@@ -14,13 +14,8 @@ from graph_harness import NS, eventually, graph, install, operator, setup_client
 from backends.settings import OperatorSettings
 from controller.client import KubeClient
 from controller.errors import NotFound
-from reconcilers.machinery.resources import (
-    COMPONENT_DEPLOYMENTS,
-    GRAPH_DEPLOYMENTS,
-    POD_CLIQUE_SETS,
-    POD_CLIQUES,
-    SERVICES,
-)
+from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
+from reconcilers.machinery.resources import POD_CLIQUE_SETS, POD_CLIQUES, SERVICES
 
 Json = dict[str, Any]
 

@@ -31,9 +31,9 @@ from controller.client import KubeClient
 from controller.errors import NotFound
 from controller.resource import Resource
 from hack.localcluster.server import LocalCluster
+from hack.our_crds import GRAPH_DEPLOYMENTS
 from reconcilers.machinery.resources import (
     CONFIG_MAPS,
-    GRAPH_DEPLOYMENTS,
     INFERENCE_POOLS,
     ROLE_BINDINGS,
     ROLES,

@@ -11,8 +11,8 @@ import pytest
 from graph_harness import NS, eventually, graph, install, operator, report, setup_client
 
 from controller.client import KubeClient
+from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
 from reconcilers.machinery.children import GENERATION_ANNOTATION
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
 
 RESTART_AT = "nvidia.com/restartAt"
 Json = dict[str, Any]

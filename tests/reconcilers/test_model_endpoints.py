@@ -19,13 +19,9 @@ from operator_harness import condition, eventually
 from backends import naming
 from backends.constants import LABEL_BASE_MODEL_HASH
 from hack.localcluster.server import LocalCluster
+from hack.our_crds import COMPONENT_DEPLOYMENTS
 from reconcilers.machinery.finalizer import FINALIZER
-from reconcilers.machinery.resources import (
-    COMPONENT_DEPLOYMENTS,
-    ENDPOINT_SLICES,
-    MODELS,
-    SERVICES,
-)
+from reconcilers.machinery.resources import ENDPOINT_SLICES, MODELS, SERVICES
 from reconcilers.model.endpoints import address_of
 
 Json = dict[str, Any]

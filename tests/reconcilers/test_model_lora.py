@@ -25,7 +25,8 @@ from operator_harness import OPERATOR_AGENT, condition, eventually
 from controller.errors import NotFound
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation.worker_faults import LOAD_PATH, UNLOAD_PATH, Fault
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, MODELS
+from hack.our_crds import COMPONENT_DEPLOYMENTS
+from reconcilers.machinery.resources import MODELS
 
 
 async def start_workers(env: ModelEnv, replicas: int = 3) -> list[str]:

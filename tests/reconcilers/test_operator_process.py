@@ -16,8 +16,9 @@ from operator_harness import eventually, install_crds, setup_client, wait_for
 
 from controller.client import KubeClient
 from controller.resource import LEASES
+from hack.our_crds import COMPONENT_DEPLOYMENTS
 from hack.processes import free_port
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
+from reconcilers.machinery.resources import DEPLOYMENTS
 
 NS = "default"
 

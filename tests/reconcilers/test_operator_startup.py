@@ -16,7 +16,8 @@ from operator_harness import eventually, install_crds, setup_client, wait_for
 from test_operator_process import free_port, http_get
 
 from hack.localcluster.server import LocalCluster
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
+from hack.our_crds import COMPONENT_DEPLOYMENTS
+from reconcilers.machinery.resources import DEPLOYMENTS
 
 NS = "default"
 

@@ -11,8 +11,8 @@ from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
 from controller.client import KubeClient
+from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
 from reconcilers.graph import NAME
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
 
 
 async def test_graph_reconcile_lines_name_their_object(kubeconfig: Path) -> None:

@@ -36,10 +36,10 @@ from request_support import (
 
 from controller.client import KubeClient
 from hack.localcluster.server import LocalCluster
+from hack.our_crds import DEPLOYMENT_REQUESTS
 from reconcilers import request as dgdr_controller
 from reconcilers.machinery.resources import (
     CONFIG_MAPS,
-    DEPLOYMENT_REQUESTS,
     JOBS,
     ROLE_BINDINGS,
     ROLES,

@@ -37,13 +37,9 @@ from request_support import (
 
 from controller.client import KubeClient
 from hack.localcluster.server import LocalCluster
+from hack.our_crds import DEPLOYMENT_REQUESTS, GRAPH_DEPLOYMENTS
 from reconcilers import request as dgdr_controller
-from reconcilers.machinery.resources import (
-    CONFIG_MAPS,
-    DEPLOYMENT_REQUESTS,
-    GRAPH_DEPLOYMENTS,
-    JOBS,
-)
+from reconcilers.machinery.resources import CONFIG_MAPS, JOBS
 
 #: How long "idle" lasts in these tests: long enough for any stray write to show.
 IDLE = 0.5

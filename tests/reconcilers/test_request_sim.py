@@ -21,9 +21,9 @@ from request_support import NAMESPACES, NS, Json, request
 
 from controller.client import KubeClient
 from hack.localcluster.server import LocalCluster
+from hack.our_crds import DEPLOYMENT_REQUESTS, GRAPH_DEPLOYMENTS
 from reconcilers import component, graph
 from reconcilers import request as dgdr_controller
-from reconcilers.machinery.resources import DEPLOYMENT_REQUESTS, GRAPH_DEPLOYMENTS
 
 
 @pytest.fixture

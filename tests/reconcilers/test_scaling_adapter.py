@@ -31,7 +31,8 @@ from controller.resource import Resource
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation import HpaSettings, SimulationConfig
 from hack.localcluster.testing import Kubectl
-from reconcilers.machinery.resources import GRAPH_DEPLOYMENTS, SCALING_ADAPTERS
+from hack.our_crds import GRAPH_DEPLOYMENTS
+from reconcilers.machinery.resources import SCALING_ADAPTERS
 from reconcilers.scaling_adapter.reconciler import NAME as CONTROLLER
 
 Json = dict[str, object]

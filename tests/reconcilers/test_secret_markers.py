@@ -22,12 +22,8 @@ from operator_harness import CRDS, ROOT, eventually, install_crds, setup_client,
 from test_operator_process import free_port, http_get
 
 from controller.resource import Resource
-from reconcilers.machinery.resources import (
-    COMPONENT_DEPLOYMENTS,
-    DEPLOYMENTS,
-    GRAPH_DEPLOYMENTS,
-    SECRETS,
-)
+from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
+from reconcilers.machinery.resources import DEPLOYMENTS, SECRETS
 
 NS = "default"
 SOURCE_NS = "dynamo-system"

@@ -10,7 +10,7 @@ import pytest
 from operator_harness import DCD_CRD, install_crds, setup_client
 
 from controller.errors import ApiError
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS
+from hack.our_crds import COMPONENT_DEPLOYMENTS
 from reconcilers.machinery.status_writer import StaleCopy, write_status
 
 Json = dict[str, Any]

@@ -10,7 +10,7 @@ from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
 from hack.localcluster.server import LocalCluster
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
+from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
 
 
 async def test_server_errors_leave_the_graph_pending_and_are_retried(

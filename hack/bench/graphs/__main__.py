@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from controller.client import ClientConfig, KubeClient
@@ -39,6 +38,7 @@ from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exi
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import ClusterConfig, LocalCluster
 from hack.localcluster.simulation.config import SimulationConfig
+from hack.our_crds import our_crds
 from hack.processes import cpu_seconds, free_port, peak_rss_mib
 
 from .graph import DCDS_PLURAL, DGDS, GROUP, NOT_CHILDREN, VERSION, graph, minimum_writes, nodes_for
@@ -151,8 +151,8 @@ def writes_only(counts: Counter[str], keep: bool) -> int:
 async def seed(kubeconfig: Path, count: int) -> None:
     client = await KubeClient.connect(kubeconfig, ClientConfig(qps=None, user_agent=SETUP_AGENT))
     try:
-        for path in sorted((ROOT / "deploy" / "crds").glob("*.yaml")):
-            await client.create(CRDS, yaml.safe_load(path.read_text()))
+        for crd in our_crds():
+            await client.create(CRDS, crd)
         await client.create(NAMESPACES, {"metadata": {"name": NAMESPACE}})
         await asyncio.sleep(0.2)  # CRDs become Established
         sem = asyncio.Semaphore(16)

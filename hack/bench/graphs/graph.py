@@ -7,10 +7,13 @@ import math
 from collections import Counter
 from typing import Any
 
+from api.conversion import convert
 from controller.resource import Resource
 from hack.localcluster.simulation.config import NodeSpec
 
-GROUP, VERSION = "nvidia.com", "v1alpha1"
+#: The hub: stored, watched and written as v1beta1, so seeding and watching call no webhook
+#: and the figures hold the operator's own conversion cost only.
+GROUP, VERSION = "nvidia.com", "v1beta1"
 DGDS = Resource(GROUP, VERSION, "dynamographdeployments", "DynamoGraphDeployment")
 DCDS_PLURAL = "dynamocomponentdeployments"
 #: Resources whose writes are not a graph's children: events and the leader-election lease.
@@ -22,7 +25,8 @@ PODS_PER_GRAPH = 3
 
 
 def graph(name: str, namespace: str) -> dict[str, Any]:
-    """A disaggregated vLLM graph: a frontend, a prefill worker and a decode worker."""
+    """A disaggregated vLLM graph: a frontend, a prefill worker and a decode worker, written
+    in v1alpha1 and sent as the hub."""
     def worker(sub: str, extra: list[str]) -> dict[str, Any]:
         return {"componentType": "worker", "subComponentType": sub, "replicas": 1,
                 "resources": {"limits": {"gpu": "1"}},
@@ -31,13 +35,13 @@ def graph(name: str, namespace: str) -> dict[str, Any]:
                     "command": ["python3", "-m", "dynamo.vllm"],
                     "args": ["--model", "Qwen/Qwen3-0.6B", *extra]}}}
 
-    return {"apiVersion": f"{GROUP}/{VERSION}", "kind": "DynamoGraphDeployment",
+    return convert({"apiVersion": f"{GROUP}/v1alpha1", "kind": "DynamoGraphDeployment",
             "metadata": {"name": name, "namespace": namespace},
             "spec": {"backendFramework": "vllm", "services": {
                 "Frontend": {"componentType": "frontend", "replicas": 1,
                              "extraPodSpec": {"mainContainer": {"image": IMAGE}}},
                 "VllmPrefillWorker": worker("prefill", ["--is-prefill-worker"]),
-                "VllmDecodeWorker": worker("decode", [])}}}
+                "VllmDecodeWorker": worker("decode", [])}}}, VERSION)
 
 
 def nodes_for(graphs: int, gpus_per_node: int = 64, pods_per_node: int = 110) -> list[NodeSpec]:

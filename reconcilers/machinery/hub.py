@@ -1,0 +1,115 @@
+"""The one boundary between the API hub (`nvidia.com/v1beta1`) and the reconcilers' view.
+
+The DGD, DCD and DGDR are stored, watched and written as `v1beta1`, the hub: the operator never
+needs its own conversion webhook to read or write its objects (a single replica restarting
+would otherwise wait on itself). The reconcilers and the backends still build from the
+`v1alpha1` models, so this module is where the two meet, and the only place that converts:
+
+- what the informers of those kinds receive is stored in the cache as its `v1alpha1` view
+  (`CACHE_TRANSFORMS`: once per watch event, not per reconcile), made by `api.conversion`
+  with its payload annotations kept, so that converting the view back gives the live object
+  field for field (nothing the view cannot show is lost by a write-back), and the view is
+  exactly what a `v1alpha1` read of the object answers;
+- what is written is converted to `v1beta1` here (`to_wire`: a child DCD, a generated graph),
+  after it was compared with the live object in one version, the view's;
+- a status is written as the `v1beta1` diff of the object converted with its old and its new
+  status (`hub_statuses`): what either version cannot show cancels out;
+- what the API server answers a write is turned into the view again (`from_wire`);
+- a JSON patch of a graph's component names the hub's list index (`component_index`).
+
+Objects of the other kinds, and objects already in the wanted version, pass unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from api.conversion import HUB, SPOKE, convert
+from controller.cache import Cache
+from controller.informer import Transform, compact, strip_managed_fields
+from controller.resource import Resource
+from reconcilers.machinery.resources import (
+    COMPONENT_DEPLOYMENTS,
+    DEPLOYMENT_REQUESTS,
+    GRAPH_DEPLOYMENTS,
+)
+
+Json = dict[str, Any]
+
+__all__ = ["CACHE_TRANSFORMS", "HUB_KINDS", "VIEW_VERSION", "cache_view", "component_index",
+           "from_wire",
+           "hub_statuses", "is_hub", "require_views", "to_wire", "view"]
+
+#: The version the reconcilers and backends read and build: the spoke.
+VIEW_VERSION = SPOKE
+#: The kinds stored, watched and written as the hub.
+HUB_KINDS = frozenset(r.kind for r in (GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS,
+                                       DEPLOYMENT_REQUESTS))
+
+
+def is_hub(resource: Resource) -> bool:
+    """`resource` is one of ours read and written as the hub."""
+    return resource.group == "nvidia.com" and resource.kind in HUB_KINDS
+
+
+def view(obj: Json) -> Json:
+    """The `v1alpha1` view of an object of ours (a copy); other objects as they are."""
+    if obj.get("kind") not in HUB_KINDS or obj.get("apiVersion") != HUB:
+        return obj
+    return convert(obj, VIEW_VERSION)
+
+
+def cache_view(obj: Json) -> Json:
+    """The cache's transform of the hub kinds: managedFields dropped, the view, compacted."""
+    return compact(view(strip_managed_fields(obj)))
+
+
+#: The informers of the hub kinds hold views (`reconcilers.operator.registry` merges these).
+CACHE_TRANSFORMS: dict[Resource, Transform] = {
+    GRAPH_DEPLOYMENTS: cache_view,
+    COMPONENT_DEPLOYMENTS: cache_view,
+    DEPLOYMENT_REQUESTS: cache_view,
+}
+
+
+def to_wire(resource: Resource, obj: Json) -> Json:
+    """The body to send for `obj` to `resource`: a view converted to the hub for the hub
+    kinds, anything else unchanged."""
+    if not is_hub(resource) or obj.get("apiVersion") == HUB:
+        return obj
+    return convert(obj, HUB)
+
+
+def from_wire(resource: Resource, obj: Json) -> Json:
+    """What the server answered for `resource`, as the reconcilers read it: the view of
+    the hub kinds (an empty answer, `decode=False`, stays empty)."""
+    if not obj or not is_hub(resource):
+        return obj
+    return view(obj)
+
+
+def hub_statuses(obj: Json, status: Json) -> tuple[Json, Json]:
+    """The hub's status of `obj`, a view, and the hub's status of `obj` with `status`: both
+    converted with the whole object, so that what the view cannot show (kept in payloads) is
+    the same on both sides and a diff of the two leaves it alone."""
+    old = convert(obj, HUB).get("status") or {}
+    new = convert({**obj, "status": status}, HUB).get("status") or {}
+    return old, new
+
+
+def component_index(graph: Json, name: str) -> int | None:
+    """Where the hub's `spec.components` of `graph` (a view) holds the component `name`, the
+    v1alpha1 service of that name; None when it has none. The view converts back to the
+    live object field for field, so this is the live list's index."""
+    components = (convert(graph, HUB).get("spec") or {}).get("components") or []
+    return next((i for i, c in enumerate(components)
+                 if isinstance(c, dict) and c.get("name") == name), None)
+
+
+def require_views(cache: Cache, *resources: Resource) -> None:
+    """ValueError unless `cache` holds `resources` as views (`CACHE_TRANSFORMS`, merged into
+    the manager's `by_object` by `reconcilers.operator.registry.cache_transforms`)."""
+    for resource in resources:
+        if cache.transform_for(resource) is not CACHE_TRANSFORMS[resource]:
+            raise ValueError(f"the cache must hold {resource.plural} as views: build the "
+                             "manager with registry.cache_transforms() in its by_object")
