@@ -1,6 +1,7 @@
 """DynamoComponentDeployment: the component rules plus backendFramework and serviceName <->
-name. A DCD without serviceName converts to one without name (v1beta1's defaulting fills it
-from metadata.name). Status: service <-> component; podSelector is v1alpha1 only (saved)."""
+name. v1beta1 requires the name: a DCD without serviceName converts to one named by its
+metadata.name, as in the original, and back to one without serviceName while the name is
+still that (a marker in the spec payload). Status: service <-> component; podSelector is v1alpha1 only (saved)."""
 
 from __future__ import annotations
 
@@ -16,4 +17,5 @@ COMPONENT_DEPLOYMENT = KindConversion(
     status_annotation="nvidia.com/dcd-status",
     spec_rules=COMPONENT_DEPLOYMENT_SPEC_RULES,
     status_rules=[*same("observedGeneration", "conditions"), component_status_rule()],
+    defaulted_name=("serviceName", "name"),
 )

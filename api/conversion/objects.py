@@ -38,11 +38,20 @@ class KindConversion:
     status_annotation: str
     spec_rules: Sequence[Rule]
     status_rules: Sequence[Rule]
+    #: (spoke field, hub field) of a name the hub requires and the spoke may leave out: the
+    #: hub then takes metadata.name, and a marker in the payload takes it away again.
+    defaulted_name: tuple[str, str] | None = None
 
     @property
     def annotations(self) -> tuple[str, str]:
         """The two private annotation names."""
         return self.spec_annotation, self.status_annotation
+
+
+#: Payload markers of `KindConversion.defaulted_name` (never a field name: they begin with $):
+#: the hub's name was taken from metadata.name; the hub had no name at all.
+NAME_FROM_METADATA = "$nameFromMetadata"
+NAME_ABSENT = "$nameAbsent"
 
 
 def convert_object(obj: Json, conversion: KindConversion, *, to_hub: bool) -> Json:
@@ -51,6 +60,10 @@ def convert_object(obj: Json, conversion: KindConversion, *, to_hub: bool) -> Js
     annotations = _annotations(src)
     restored_spec = _payload(annotations.get(conversion.spec_annotation))
     restored_status = _payload(annotations.get(conversion.status_annotation))
+    markers: Json = {}
+    if restored_spec is not None and conversion.defaulted_name is not None:
+        markers = {k: restored_spec.pop(k) for k in (NAME_FROM_METADATA, NAME_ABSENT)
+                   if k in restored_spec}
     out: Json = {}
     saves: dict[str, Json] = {}
     for key, value in src.items():
@@ -65,6 +78,9 @@ def convert_object(obj: Json, conversion: KindConversion, *, to_hub: bool) -> Js
                 else (conversion.status_rules, restored_status, conversion.status_annotation)
             )
             out[key], save = convert_fields(value, rules, to_hub=to_hub, restored=restored)
+            if key == "spec" and conversion.defaulted_name is not None:
+                save = _defaulted_name(conversion.defaulted_name, src, value, out[key], save,
+                                       markers, to_hub=to_hub)
             if save:
                 saves[name] = save
         else:
@@ -80,6 +96,26 @@ def convert_object(obj: Json, conversion: KindConversion, *, to_hub: bool) -> Js
         metadata["annotations"] = written
         out["metadata"] = metadata
     return copy_json(out)  # rules may share values between places; the result shares none
+
+
+def _defaulted_name(fields: tuple[str, str], src: Json, spec: Json, out: Json, save: Json,
+                    markers: Json, *, to_hub: bool) -> Json:
+    """The required hub name of a spoke that leaves it out (the original's rule for a DCD
+    without serviceName): metadata.name, marked so that the spoke gets its omission back
+    while the name is still that; a hub without one is marked so none is invented."""
+    spoke_field, hub_field = fields
+    metadata = src.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, dict) else None
+    if to_hub:
+        if spoke_field in spec or markers.get(NAME_ABSENT) or not isinstance(name, str):
+            return save
+        out[hub_field] = name
+        return {**save, NAME_FROM_METADATA: True}
+    if hub_field not in spec:
+        return {**save, NAME_ABSENT: True}
+    if markers.get(NAME_FROM_METADATA) and out.get(spoke_field) == name:
+        del out[spoke_field]
+    return save
 
 
 def _annotations(obj: Json) -> Json:
