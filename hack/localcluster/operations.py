@@ -116,6 +116,15 @@ class Operations:
         obj["apiVersion"] = api_version
         return obj
 
+    def _in_storage_version(self, rt: ResourceType, stored: Json) -> bool:
+        """A custom object is stored in its CRD's storage version (built-in objects always
+        are: one stored version per resource)."""
+        if not rt.custom:
+            return True
+        storage_version = rt.storage_version or rt.version
+        api_version = f"{rt.group}/{storage_version}" if rt.group else storage_version
+        return stored.get("apiVersion") == api_version
+
     def _check_body(self, rt: ResourceType, body: Any, namespace: str) -> Json:
         if not isinstance(body, dict):
             raise bad_request("the body of the request was not a JSON object")
@@ -420,7 +429,10 @@ class Operations:
                 obj[key] = value
         self._bump_generation(rt, obj, old_served)
         obj = track(old_served, obj)
-        if _same_ignoring_managed_times(obj, old_served):
+        # As etcd3's GuaranteedUpdate: a write is skipped only when what would be stored is
+        # the bytes stored, so an object stored in an older version is re-encoded in the
+        # storage version even when nothing else changed (kube-storage-version-migrator).
+        if _same_ignoring_managed_times(obj, old_served) and self._in_storage_version(rt, old):
             return WriteResult(old_served, warnings=warnings)
         # shouldDeleteDuringUpdate: a pod in its grace period (the kubelet writing the stopped
         # containers' status) stays until the kubelet deletes it with grace 0.

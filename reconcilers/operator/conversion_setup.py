@@ -11,6 +11,15 @@ chart's `certManager.injectCAFrom`) gets its caBundle from cert-manager's CA inj
 chart's ValidatingWebhookConfiguration does; the operator then leaves a live one alone. A
 namespace-restricted operator serves `/convert` but leaves the CRDs, which are the whole
 cluster's, to the cluster-wide one.
+
+The cluster-wide operator also migrates what is stored in an older version of our CRDs to
+the storage version, once, and trims `status.storedVersions`
+(`controller.storage_migration`): an upgrade from CRDs that stored v1alpha1 leaves every
+graph, component and request stored as v1beta1. The operator does it rather than a chart
+hook because it is the one process that is sure to run after the new CRDs and its own
+conversion webhook are in place (a pre- or post-upgrade hook Job would race the webhook, need
+an image and RBAC of its own, and be skipped by kustomize and `kubectl apply` installs), and
+because it is idempotent: a CRD already done costs one GET at start.
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from controller.crd_conversion import (
     url_client_config,
 )
 from controller.manager import Manager
+from controller.storage_migration import StorageMigration
 from controller.webhook import WebhookServer
 
 Json = dict[str, Any]
@@ -59,7 +69,8 @@ def serve_conversion(manager: Manager, server: WebhookServer, config: Json | Non
                      interval: float = 10.0) -> None:
     """Route `/convert` on `server`; with a `config` (a cluster-wide operator), also keep our
     CRDs' `spec.conversion` pointing there, with `ca_bundle()` unless `ManagedCertificates`
-    keeps that (`keeps_ca_bundle=False`)."""
+    keeps that (`keeps_ca_bundle=False`), and migrate their stored objects to the storage
+    version."""
     webhook = ConversionWebhook(ConversionMetrics(manager.metrics.registry))
     webhook.register(GROUP, converter)
     server.route(CONVERSION_PATH, webhook.handle)
@@ -69,3 +80,7 @@ def serve_conversion(manager: Manager, server: WebhookServer, config: Json | Non
                               interval=interval, keeps_ca_bundle=keeps_ca_bundle,
                               injector_annotation=CA_INJECTOR_ANNOTATION)
     manager.add_runnable("conversion webhook configuration", keeper.run)
+    # Objects stored before v1beta1 became the storage version are moved to it once (they
+    # are listed through this webhook): the operator that serves the conversion migrates.
+    migration = StorageMigration(manager.client, CONVERSION_CRDS)
+    manager.add_runnable("storage version migration", migration.run)

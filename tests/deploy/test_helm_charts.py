@@ -256,8 +256,9 @@ def test_webhooks_are_the_operators() -> None:
 @pytest.mark.parametrize("name", ["default", "everything"])
 def test_cluster_wide_may_patch_the_conversion_of_our_crds_only(name: str) -> None:
     """The conversion webhook's clientConfig and caBundle (reconcilers/operator/
-    conversion_setup.py): get and patch of our five CRDs, by name, and nothing else of
-    apiextensions; with or without cert-manager."""
+    conversion_setup.py): get and patch of our five CRDs, by name, and the patch of their
+    status (the storage migration trims storedVersions), nothing else of apiextensions; with
+    or without cert-manager."""
     from reconcilers.operator.conversion_setup import CONVERSION_CRDS
 
     docs = render(*VALUE_SETS[name])
@@ -265,7 +266,11 @@ def test_cluster_wide_may_patch_the_conversion_of_our_crds_only(name: str) -> No
                  if "apiextensions.k8s.io" in rule.get("apiGroups", ())]
     assert crd_rules == [("dynamo-operator-crd-conversion", {
         "apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
-        "verbs": ["get", "patch"], "resourceNames": sorted(CONVERSION_CRDS)})]
+        "verbs": ["get", "patch"], "resourceNames": sorted(CONVERSION_CRDS)}),
+        ("dynamo-operator-crd-conversion", {
+            "apiGroups": ["apiextensions.k8s.io"],
+            "resources": ["customresourcedefinitions/status"],
+            "verbs": ["patch"], "resourceNames": sorted(CONVERSION_CRDS)})]
     [binding] = [d for d in docs if d["kind"] == "ClusterRoleBinding"
                  and d["roleRef"]["name"] == "dynamo-operator-crd-conversion"]
     assert binding["subjects"][0]["namespace"] == NAMESPACE
