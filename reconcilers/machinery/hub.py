@@ -13,7 +13,9 @@ would otherwise wait on itself). The reconcilers and the backends still build fr
 - what is written is converted to `v1beta1` here (`to_wire`: a child DCD, a generated graph),
   after it was compared with the live object in one version, the view's;
 - a status is written as the `v1beta1` diff of the object converted with its old and its new
-  status (`hub_statuses`): what either version cannot show cancels out;
+  status (`hub_status`): what either version cannot show cancels out; what the hub cannot
+  show of a v1alpha1 status (a DGDR's deployment and backend) is its status payload
+  annotation, which the status subresource cannot write, so `write_status` writes it next;
 - what the API server answers a write is turned into the view again (`from_wire`);
 - a JSON patch of a graph's component names the hub's list index (`component_index`).
 
@@ -24,7 +26,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.conversion import HUB, SPOKE, convert
+import attrs
+
+from api.conversion import CONVERSIONS, HUB, SPOKE, convert
 from controller.cache import Cache
 from controller.informer import Transform, compact, strip_managed_fields
 from controller.resource import Resource
@@ -36,9 +40,9 @@ from reconcilers.machinery.resources import (
 
 Json = dict[str, Any]
 
-__all__ = ["CACHE_TRANSFORMS", "HUB_KINDS", "VIEW_VERSION", "cache_view", "component_index",
-           "from_wire",
-           "hub_statuses", "is_hub", "require_views", "to_wire", "view"]
+__all__ = ["CACHE_TRANSFORMS", "HUB_KINDS", "VIEW_VERSION", "HubStatus", "cache_view",
+           "component_index", "from_wire", "hub_status", "is_hub", "require_views", "to_wire",
+           "view"]
 
 #: The version the reconcilers and backends read and build: the spoke.
 VIEW_VERSION = SPOKE
@@ -88,13 +92,33 @@ def from_wire(resource: Resource, obj: Json) -> Json:
     return view(obj)
 
 
-def hub_statuses(obj: Json, status: Json) -> tuple[Json, Json]:
-    """The hub's status of `obj`, a view, and the hub's status of `obj` with `status`: both
-    converted with the whole object, so that what the view cannot show (kept in payloads) is
-    the same on both sides and a diff of the two leaves it alone."""
-    old = convert(obj, HUB).get("status") or {}
-    new = convert({**obj, "status": status}, HUB).get("status") or {}
-    return old, new
+@attrs.frozen
+class HubStatus:
+    """A status write on the hub: the hub's status of the object before and after, and the
+    status payload annotation (what the hub cannot show of a v1alpha1 status) before and
+    after, None when there is none."""
+
+    old: Json
+    new: Json
+    annotation: str
+    old_payload: str | None
+    new_payload: str | None
+
+
+def hub_status(obj: Json, status: Json) -> HubStatus:
+    """`obj`, a view, converted to the hub with its status and with `status`: the whole
+    object each time, so that what the view cannot show (kept in payloads) is the same on both
+    sides, and a diff of the two leaves it alone."""
+    annotation = CONVERSIONS[str(obj["kind"])].status_annotation
+    before = convert(obj, HUB)
+    after = convert({**obj, "status": status}, HUB)
+    return HubStatus(before.get("status") or {}, after.get("status") or {}, annotation,
+                     _annotation(before, annotation), _annotation(after, annotation))
+
+
+def _annotation(obj: Json, name: str) -> str | None:
+    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(name)
+    return value if isinstance(value, str) else None
 
 
 def component_index(graph: Json, name: str) -> int | None:

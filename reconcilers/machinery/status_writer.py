@@ -1,7 +1,10 @@
 """Writing a custom resource's status only when it changed, on the version we read.
 
 Our kinds stored as the hub are read as their v1alpha1 view and written as the hub: the patch
-is the hub's diff (`reconcilers.machinery.hub`), and the answer is the view again.
+is the hub's diff (`reconcilers.machinery.hub`), and the answer is the view again. What the
+hub cannot show of a v1alpha1 status lives in a status payload annotation, which the status
+subresource does not write: when it changes, a metadata patch follows the status patch, and
+a reconcile of the version between the two is refused (`raise_if_written_over`).
 
 The patch carries the resourceVersion the status was computed from, so a status computed
 from a stale cache is refused (409) and the reconcile is retried on fresh data, instead of
@@ -33,9 +36,28 @@ class StaleCopy(Conflict):
     """A status computed from a copy of the object this process has already written over."""
 
 
-#: uid -> the resourceVersion our last status write replaced (oldest forgotten first).
-_written_over: OrderedDict[str, str] = OrderedDict()
+#: (uid, resourceVersion) of the versions our status writes replaced (oldest forgotten first).
+_written_over: OrderedDict[tuple[str, str], None] = OrderedDict()
 _REMEMBERED = 16384
+
+
+def _remember(uid: str, version: str) -> None:
+    _written_over[(uid, version)] = None
+    _written_over.move_to_end((uid, version))
+    if len(_written_over) > _REMEMBERED:
+        _written_over.popitem(last=False)
+
+
+def raise_if_written_over(obj: Json) -> None:
+    """StaleCopy when this process has written over this version of `obj` already: for a
+    reconcile that must not act on it at all (a DGDR between its status write and the status
+    payload's, whose view is missing what only the payload holds)."""
+    meta = obj["metadata"]
+    uid, version = meta.get("uid", ""), meta.get("resourceVersion", "")
+    if uid and (uid, version) in _written_over:
+        raise StaleCopy(409, "Conflict",
+                        f"version {version} of {meta['name']} has been written over by this "
+                        "operator; waiting for the newer one")
 
 
 async def write_status(client: KubeClient, resource: Resource, obj: Json,
@@ -48,30 +70,39 @@ async def write_status(client: KubeClient, resource: Resource, obj: Json,
         return None
     meta = obj["metadata"]
     uid, version = meta.get("uid", ""), meta["resourceVersion"]
-    if uid and _written_over.get(uid) == version:
+    if uid and (uid, version) in _written_over:
         raise StaleCopy(409, "Conflict",
                         f"the status was computed from version {version} of "
                         f"{meta['name']}, which this operator has already written over; "
                         "computing it again on the newer version")
-    if hub.is_hub(resource):
-        status_diff = merge_patch(*hub.hub_statuses(obj, status))
-        if not status_diff:
+    on_hub = hub.hub_status(obj, status) if hub.is_hub(resource) else None
+    if on_hub is not None:
+        status_diff = merge_patch(on_hub.old, on_hub.new)
+        payload_moved = on_hub.old_payload != on_hub.new_payload
+        if not status_diff and not payload_moved:
             return None
     else:
-        status_diff = merge_patch(current, status)
+        status_diff, payload_moved = merge_patch(current, status), False
     patch = {"metadata": {"resourceVersion": version}, "status": status_diff}
+    namespace, name = meta.get("namespace"), meta["name"]
     try:
-        written: Json = hub.from_wire(resource, await client.patch(
-            resource, meta.get("namespace"), meta["name"], patch, subresource="status",
-            decode=decode))
+        written: Json = await client.patch(resource, namespace, name, patch,
+                                           subresource="status",
+                                           decode=decode or payload_moved)
+        if uid:
+            _remember(uid, version)
+        if on_hub is not None and payload_moved:
+            # The status subresource keeps the old metadata: the payload is a second write,
+            # guarded by the version just written (a reconcile on that one is refused).
+            between = written["metadata"]["resourceVersion"]
+            written = await client.patch(resource, namespace, name, {"metadata": {
+                "resourceVersion": between,
+                "annotations": {on_hub.annotation: on_hub.new_payload}}}, decode=decode)
+            if uid:
+                _remember(uid, between)
     except NotFound:
         return None
-    if uid:
-        _written_over[uid] = version
-        _written_over.move_to_end(uid)
-        if len(_written_over) > _REMEMBERED:
-            _written_over.popitem(last=False)
-    return written
+    return hub.from_wire(resource, written)
 
 
 def merge_patch(current: Json, desired: Json) -> Json:

@@ -47,7 +47,7 @@ from reconcilers.machinery.resources import (
     NODES,
     PODS,
 )
-from reconcilers.machinery.status_writer import write_status
+from reconcilers.machinery.status_writer import raise_if_written_over, write_status
 from reconcilers.request import failure
 from reconcilers.request.output import OutputError, parse_output, profiler_message
 from reconcilers.request.status import (
@@ -93,6 +93,9 @@ class GraphDeploymentRequestReconciler:
                                                 request.name)
         if live is None:
             return None
+        # Between a status write and its payload's, the view lacks what only the payload
+        # holds (the deployment, the backend): wait for the second write's event.
+        raise_if_written_over(live)
         if is_deleting(live):
             # The Job goes with the request (owner reference); the graph stays, by design.
             await release_finalizer(self.ctx.client, DEPLOYMENT_REQUESTS, live)

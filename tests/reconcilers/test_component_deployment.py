@@ -166,7 +166,8 @@ async def test_available_only_after_the_rollout(kube: KubeClient, operator: Oper
     assert condition(obj, "Available")["reason"] == "DeploymentReady"
     assert condition(obj, "DynamoComponentReady")["status"] == "True"
     assert obj["status"]["service"] == {
-        "componentKind": "Deployment", "componentName": "w", "replicas": 2,
+        "componentKind": "Deployment", "componentName": "w", "componentNames": ["w"],
+        "replicas": 2,
         "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2}
     # A spec change the Deployment controller has not observed yet is not available.
     await kube.patch(COMPONENT_DEPLOYMENTS, NS, "w", {"spec": {"replicas": 3}})

@@ -129,7 +129,8 @@ async def test_children_status_and_idle(client: KubeClient, kubeconfig: Path,
             "True", "all_resources_are_ready", "All resources are ready")
         assert done["status"]["observedGeneration"] == done["metadata"]["generation"]
         assert done["status"]["services"]["decode"] == {
-            "componentKind": "Deployment", "componentName": "g-decode", "replicas": 2,
+            "componentKind": "Deployment", "componentName": "g-decode",
+            "componentNames": ["g-decode"], "replicas": 2,
             "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2}
         since = condition["lastTransitionTime"]
 

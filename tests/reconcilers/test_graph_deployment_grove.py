@@ -103,7 +103,8 @@ async def test_grove_path_and_opt_out(client: KubeClient, kubeconfig: Path) -> N
         await ready(client, "g-0-decode", 2)
         done = await graph_state(client, "successful")
         assert done["status"]["services"]["decode"] == {
-            "componentKind": "PodClique", "componentName": "g-0-decode", "replicas": 2,
+            "componentKind": "PodClique", "componentName": "g-0-decode",
+            "componentNames": ["g-0-decode"], "replicas": 2,
             "updatedReplicas": 2, "readyReplicas": 2}
 
         # Opting out moves the graph to DCDs and removes the Grove objects.

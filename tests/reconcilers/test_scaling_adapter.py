@@ -32,6 +32,7 @@ from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation import HpaSettings, SimulationConfig
 from hack.localcluster.testing import Kubectl
 from hack.our_crds import GRAPH_DEPLOYMENTS
+from reconcilers.machinery.resources import GRAPH_DEPLOYMENTS as HUB_GRAPHS
 from reconcilers.machinery.resources import SCALING_ADAPTERS
 from reconcilers.scaling_adapter.reconciler import NAME as CONTROLLER
 
@@ -304,8 +305,13 @@ async def test_interleaved_scales_and_hand_edit(cluster: LocalCluster, kube: Kub
     await eventually(lambda: settled_at(kube, "g-decode", "decode", 3))
     assert await events_of(kube, "g-decode", "Synced") == []
 
-    await kube.patch(GRAPH_DEPLOYMENTS, NS, "g", {"spec": {"services": {"decode": {
-        "replicas": 7}}}})
+    # In v1beta1, the version the adapter wrote in: kube-apiserver converts managedFields
+    # between versions when a write takes a field over, the local server does not yet, so a
+    # v1alpha1 edit here would leave the adapter's v1beta1 entry owning the replicas.
+    await kube.patch(HUB_GRAPHS, NS, "g", [{"op": "test", "path": "/spec/components/0/name",
+                                           "value": "decode"},
+                                          {"op": "replace", "path": "/spec/components/0/replicas",
+                                           "value": 7}], patch_type="json")
     await eventually(lambda: settled_at(kube, "g-decode", "decode", 7))
     [synced] = await events_of(kube, "g-decode", "Synced")
     assert synced["message"] == "Synced adapter from DGD manual edit: replicas=7"
