@@ -150,7 +150,7 @@ async def test_an_upgrade_migrates_storage_and_rewrites_no_child(bare_env: Env) 
             sys.executable, "-m", "reconcilers.operator", "--kubeconfig", str(env.kubeconfig),
             "--leader-elect=false", "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
             "--metrics-bind-address", "0", "--kube-api-qps", "0", "--log-format", "json",
-            stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log,
+            stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log, cwd=old_tree,
             env={**{k: v for k, v in os.environ.items() if k != "KUBECONFIG"},
                  "PYTHONPATH": str(old_tree), "POD_NAME": "old"})
     new: OperatorProcess | None = None
