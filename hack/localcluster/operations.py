@@ -171,10 +171,14 @@ class Operations:
             old_finalizers = set(old_meta.get("finalizers") or [])
             added = [f for f in new_meta.get("finalizers") or [] if f not in old_finalizers]
             if old_meta.get("deletionTimestamp") and added:
-                causes.append(Cause("FieldValueForbidden",
-                                    "Forbidden: no new finalizers can be added if the object is"
-                                    " being deleted, found new finalizers " + json.dumps(added),
-                                    "metadata.finalizers"))
+                listed = ", ".join(json.dumps(f) for f in sorted(set(added)))  # Go's %#v
+                cause = Cause("FieldValueForbidden",
+                              "Forbidden: no new finalizers can be added if the object is"
+                              f" being deleted, found new finalizers []string{{{listed}}}",
+                              "metadata.finalizers")
+                # A built-in kind's object meta is checked twice (the generic update checks
+                # and the kind's own ValidateObjectMetaUpdate), so kube-apiserver says it twice.
+                causes.extend([cause] if rt.custom else [cause, cause])
         if causes:
             name = obj.get("metadata", {}).get("name") or obj.get("metadata", {}).get(
                 "generateName", "")
@@ -205,12 +209,7 @@ class Operations:
         _validate_list_options(resource_version, resource_version_match, continue_token)
         start = ""
         if continue_token:
-            try:
-                token = json.loads(base64.urlsafe_b64decode(continue_token.encode()))
-                start = str(token["start"])
-                token_rv = int(token["rv"])
-            except (ValueError, KeyError, TypeError):
-                raise bad_request("continue key is not valid: invalid continue token") from None
+            start, token_rv = _decode_continue(continue_token)
             if resource_version not in ("", "0"):
                 raise bad_request("specifying resource version is not allowed when using"
                                   " continue")
@@ -231,11 +230,18 @@ class Operations:
                 continue
             if not (labels.matches(meta.get("labels")) and fields.matches(obj)):
                 continue
-            if limit and len(items) >= limit:
+            if limit > 0 and len(items) >= limit:  # a negative limit is no limit
                 remaining += 1
                 continue
             items.append(obj)
             last_key = key
+        if limit > 0 and not remaining and len(items) == limit and (
+                label_selector or field_selector):
+            # etcd pages by keys, not by matches: a full page with any key after its last one
+            # gets a continue token, even when nothing after it matches.
+            remaining = int(any(
+                f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}" > last_key
+                for o in self.storage.list_selected(rt.stored_as, ns, LabelSelector.parse(""))))
         token = ""
         if remaining:
             token = base64.urlsafe_b64encode(
@@ -259,8 +265,8 @@ class Operations:
         except ValueError:
             raise bad_request(f"invalid resourceVersion: {resource_version}") from None
         if wanted > self.storage.rv:
-            raise ApiError(504, "Timeout", f"Too large resource version: {wanted}, current:"
-                           f" {self.storage.rv}", {"causes": [{
+            raise ApiError(504, "Timeout", f"Timeout: Too large resource version: {wanted},"
+                           f" current: {self.storage.rv}", {"causes": [{
                                "reason": "ResourceVersionTooLarge",
                                "message": "Too large resource version"}],
                                "retryAfterSeconds": 1})
@@ -426,7 +432,8 @@ class Operations:
         # containers' status) stays until the kubelet deletes it with grace 0.
         if old["metadata"].get("deletionTimestamp") and not obj["metadata"].get(
                 "finalizers") and not old["metadata"].get("deletionGracePeriodSeconds"):
-            return WriteResult(self._finalize_delete(rt, obj, opts), warnings=warnings)
+            return WriteResult(self._finalize_delete(rt, obj, opts, stored=old),
+                               warnings=warnings)
         return WriteResult(self._commit(rt, obj, opts), warnings=warnings)
 
     # --- patch -----------------------------------------------------------------------------
@@ -578,8 +585,12 @@ class Operations:
         served = self._commit(rt, obj, WriteOptions(dry_run=dry_run))
         return served, 202
 
-    def _finalize_delete(self, rt: ResourceType, obj: Json, opts: WriteOptions) -> Json:
-        """Remove the object for good (no finalizers left)."""
+    def _finalize_delete(self, rt: ResourceType, obj: Json, opts: WriteOptions,
+                         stored: Json | None = None) -> Json:
+        """Remove the object for good (no finalizers left). After an update that emptied the
+        finalizers (`stored`: the object as stored), the DELETED event carries the stored
+        object, as etcd's previous value does for kube-apiserver, and the caller gets the
+        object it sent, without the empty finalizers Go's encoder leaves out."""
         if opts.dry_run:
             return self._served(rt, obj)
         if rt.kind == "Service":
@@ -588,9 +599,15 @@ class Operations:
                 self.cluster_ips.release(ip)
         if rt.custom:  # the answer's conversion is asked for before anything is removed
             self._served(rt, obj)
-        change = self.storage.remove(rt.stored_as, obj, self.storage.next_rv())
+        change = self.storage.remove(rt.stored_as, obj if stored is None else stored,
+                                     self.storage.next_rv())
         assert change.type == DELETED
-        return self._served(rt, change.obj)
+        if stored is None:
+            return self._served(rt, change.obj)
+        answer = self._stored(rt, obj)
+        if not answer["metadata"].get("finalizers"):
+            answer["metadata"].pop("finalizers", None)
+        return self._served(rt, answer)
 
     def finalize_namespace(self, rt: ResourceType, body: Json) -> Json:
         """PUT namespaces/<name>/finalize: set spec.finalizers; remove the namespace when done."""
@@ -695,6 +712,28 @@ _CONTINUE_EXPIRED = (
     " response to retrieve the remainder of the results. Continuing with the provided token"
     " results in an inconsistent list - objects that were created, modified, or deleted between"
     " the time the first chunk was returned and now may show up in the list.")
+
+
+def _decode_continue(encoded: str) -> tuple[str, int]:
+    """The start key and version of a continue token; refusals word it as kube-apiserver
+    does (`invalid continue token: continue key is not valid: <Go's decoding error>`)."""
+    def refuse(why: str) -> ApiError:
+        return bad_request(f"invalid continue token: continue key is not valid: {why}")
+    try:
+        raw = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+    except ValueError:
+        raise refuse("illegal base64 data at input byte 0") from None
+    try:
+        token = json.loads(raw)
+        return str(token["start"]), int(token["rv"])
+    except (ValueError, KeyError, TypeError):
+        text = raw.decode("latin-1").lstrip(" \t\r\n")
+        first = text[:1]
+        if first and first not in '{["-0123456789tfn':
+            quoted = json.dumps(first)[1:-1] if first != "'" else "\\'"
+            raise refuse(f"invalid character '{quoted}' looking for beginning of value"
+                         ) from None
+        raise refuse("invalid continue token") from None
 
 
 def _validate_list_options(resource_version: str, match: str, continue_token: str) -> None:

@@ -38,7 +38,7 @@ async def targets(control_plane: ControlPlane, tmp_path: Path
 
 async def test_both_servers_answer_alike(targets: tuple[Target, Target]) -> None:
     real, local = targets
-    report = await runner.differential(real, local, ALL, {**EXPLAINED, **OPEN})
+    report = await runner.differential(real, local, ALL, EXPLAINED, OPEN)
     print(report.line())
     assert len(ALL) >= 200
     assert not report.unexplained, f"{report.line()}\n{report.details()}"
