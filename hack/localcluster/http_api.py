@@ -131,9 +131,13 @@ class ResourceApi:
             namespace, rest = rest[1], rest[2:]
         rt = self.registry.get(group, version, rest[0])
         if rt is None:
+            if group and not self.registry.groups().get(group):
+                raise web.HTTPNotFound(text="404 page not found\n")
             raise _page_not_found()
         if namespace is not None and not rt.namespaced:
             raise _page_not_found()
+        if namespace is None and rt.namespaced and len(rest) > 1:
+            raise _page_not_found()  # /api/v1/configmaps/x: no such route
         name = rest[1] if len(rest) > 1 else ""
         sub = rest[2] if len(rest) > 2 else ""
         if len(rest) > 3:
@@ -208,10 +212,9 @@ class ResourceApi:
         if method == "PATCH" and target.name:
             content_type = request.content_type
             patch_type = PATCH_CONTENT_TYPES.get(content_type)
-            if patch_type is None:
-                raise ApiError(415, "UnsupportedMediaType",
-                               f"the body of the request was in an unknown format - accepted"
-                               f" media types include: {', '.join(PATCH_CONTENT_TYPES)}")
+            if patch_type is None:  # refused by the route (go-restful's Consumes) first
+                raise ApiError(415, "UnsupportedMediaType", "415: Unsupported Media Type",
+                               empty_details=True)
             body = await _read_body(request, yaml_ok=patch_type == "apply")
             opts.webhooks = self._webhooks(request, "PatchOptions", opts)
             if target.subresource == "scale":
@@ -284,7 +287,8 @@ class ResourceApi:
         try:
             limit = int(q.get("limit", "0") or 0)
         except ValueError:
-            raise bad_request("invalid limit") from None
+            raw = q.get("limit", "")
+            raise bad_request(f'strconv.ParseInt: parsing "{raw}": invalid syntax') from None
         result = self.ops.list_objects(
             target.rt, target.namespace, label_selector=q.get("labelSelector", ""),
             field_selector=q.get("fieldSelector", ""), limit=limit,
@@ -310,6 +314,8 @@ class ResourceApi:
                           "metadata": list_meta, "items": [_partial(o) for o in result.items]})
         items = result.items if rt.custom else [
             {k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in result.items]
+        if rt.custom:  # an UnstructuredList: `continue` always set, keys in sorted order
+            list_meta = dict(sorted({"continue": "", **list_meta}.items()))
         return _json({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": list_meta,
                       "items": items})
 
@@ -473,9 +479,9 @@ def _truthy(value: str | None) -> bool:
 
 
 def _page_not_found() -> ApiError:
-    return ApiError(404, "NotFound", "the server could not find the requested resource",
-                    {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not"
-                                 " found"}]})
+    # A served group's handler answers unknown versions, resources and paths with this Status
+    # (details `{}`); a group nobody serves gets the mux's plain `404 page not found`.
+    return ApiError(404, "NotFound", "the server could not find the requested resource")
 
 
 async def _read_body(request: web.Request, yaml_ok: bool = True) -> Any:
