@@ -17,6 +17,7 @@ volume checks are the in-process kubelet's alone.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from controller.client import KubeClient
@@ -50,12 +51,13 @@ class PodLifecycle:
     """The runs of every pod on this simulator's nodes; `step` moves one pod on."""
 
     def __init__(self, client: KubeClient, delays: PodDelays, behaviors: Behaviors,
-                 workers: Workers, host_ip: Any) -> None:
+                 workers: Workers, host_ip: Callable[[str], str]) -> None:
         self.client = client
         self.delays = delays
         self.behaviors = behaviors
         self.workers = workers
-        self.host_ip = host_ip  # node name -> the node's InternalIP
+        #: Node name -> the node's InternalIP.
+        self.host_ip = host_ip
         self.addresses = PodAddresses()
         self.runs: dict[Key, PodRun] = {}
         self._jobs: dict[Key, Json | None] = {}

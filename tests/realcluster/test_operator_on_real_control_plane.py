@@ -310,10 +310,16 @@ async def _holds(env: Env, prefix: str) -> bool:
 
 async def test_a_restarted_operator_makes_no_writes(
         env: Env, sim: NodeSim, operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
-    first = await operators("op-1")
+    flags, _, metrics = _ports()
+    first = await operators("op-1", *flags)
     await _apply_example(env, "vllm-disagg")
     await _wait_ready(env, "vllm-disagg")
     await asyncio.sleep(3)  # the last status writes land (the status pacer holds up to 2 s)
+    # The counter counts: the first operator's creates, status writes and events.
+    first_writes = await _writes(metrics)
+    assert first_writes["POST"] >= 7 and first_writes["PUT"] + first_writes["PATCH"] >= 4, (
+        first_writes)
+    versions = await _versions(env)
     await first.kill(signal.SIGTERM)
     flags, probes, metrics = _ports()
     # Without leader election: lease renewals are the only writes an idle leader makes.
@@ -336,8 +342,23 @@ async def test_a_restarted_operator_makes_no_writes(
     text = (await _http(metrics, "/metrics"))[1]
     reads = _sum(text, "rest_client_requests_total", method="GET")
     assert sum(writes.values()) == 0, writes
+    # The API server agrees: what only the operator writes kept its resourceVersion.
+    assert await _versions(env) == versions
     assert await _ready(env, "vllm-disagg")
-    print(f"restart: {int(reads)} reads (lists and watches), 0 writes")
+    print(f"first run: {int(sum(first_writes.values()))} writes; restart: {int(reads)} reads"
+          " (discovery, lists and watches), 0 writes")
+
+
+async def _versions(env: Env) -> dict[str, str]:
+    """resourceVersions of what only the operator writes: the graph, its components and
+    Services, and the Deployments' generation (their status is the controller-manager's)."""
+    out = {}
+    for kind in (DGD, DCD, "services"):
+        for item in (await env.get(kind))["items"]:
+            out[f"{kind}/{item['metadata']['name']}"] = item["metadata"]["resourceVersion"]
+    for item in (await env.get("deployments"))["items"]:
+        out[f"deployment/{item['metadata']['name']}"] = str(item["metadata"]["generation"])
+    return out
 
 
 async def test_missing_apis_are_named_once_and_the_operator_runs_on(
