@@ -10,8 +10,10 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import make_mocked_request
 
-from hack.localcluster.deprecation import default_warning, warning_of
+from hack.localcluster.deprecation import WARNING_KEY, add_warning, default_warning, warning_of
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl
 
@@ -115,3 +117,15 @@ async def test_kubectl_prints_the_warning_once(kubectl: Kubectl) -> None:
     # The preferred version, v1, is not deprecated: no warning.
     plain = await kubectl.run("get", "apples", "-o", "name")
     assert plain.check().stderr == ""
+
+
+async def test_the_deprecation_warning_goes_before_the_later_ones_once() -> None:
+    request = make_mocked_request("GET", "/")
+    request[WARNING_KEY] = TEXT
+    response = web.Response(headers={"Warning": '299 - "from a webhook"'})
+    response.headers.add("Warning", HEADER)  # the same text again: sent once
+    await add_warning(request, response)
+    assert response.headers.getall("Warning") == [HEADER, '299 - "from a webhook"']
+    untouched = web.Response(headers={"Warning": '299 - "x"'})
+    await add_warning(make_mocked_request("GET", "/"), untouched)
+    assert untouched.headers.getall("Warning") == ['299 - "x"']
