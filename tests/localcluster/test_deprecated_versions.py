@@ -13,7 +13,13 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 
-from hack.localcluster.deprecation import WARNING_KEY, add_warning, default_warning, warning_of
+from hack.localcluster.deprecation import (
+    WARNING_KEY,
+    add_warning,
+    default_warning,
+    warning_errors,
+    warning_of,
+)
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl
 
@@ -66,6 +72,7 @@ def apple(name: str, version: str = "v1alpha1") -> Json:
             "metadata": {"name": name, "namespace": "default"}, "spec": {"color": "red"}}
 
 
+@pytest.mark.kubectl
 async def test_every_request_to_the_deprecated_version_is_warned(
         cluster: LocalCluster, kubectl: Kubectl) -> None:
     await kubectl("apply", "-f", "-", stdin=json.dumps(crd()))
@@ -129,3 +136,27 @@ async def test_the_deprecation_warning_goes_before_the_later_ones_once() -> None
     untouched = web.Response(headers={"Warning": '299 - "x"'})
     await add_warning(make_mocked_request("GET", "/"), untouched)
     assert untouched.headers.getall("Warning") == ['299 - "x"']
+
+
+def test_what_the_crd_api_refuses_in_a_deprecation_warning() -> None:
+    assert warning_errors({"deprecated": True}) == []
+    assert warning_errors({"deprecated": True, "deprecationWarning": "fine"}) == []
+    assert warning_errors({"deprecationWarning": "x"}) == [
+        "can only be set for deprecated versions"]
+    assert warning_errors({"deprecated": True, "deprecationWarning": ""}) == [
+        "must not be an empty string"]
+    assert warning_errors({"deprecated": True, "deprecationWarning": "é" * 129}) == [
+        "must be <= 256 characters long"]  # bytes, as Go counts them
+    assert warning_errors({"deprecated": True, "deprecationWarning": "éa\tb"}) == [
+        "must only contain printable UTF-8 characters; non-printable character found at"
+        " index 3"]
+
+
+@pytest.mark.kubectl
+async def test_a_refused_deprecation_warning(kubectl: Kubectl) -> None:
+    bad = crd()
+    bad["spec"]["versions"][1]["deprecationWarning"] = "v1 is \"fine\"\t"
+    result = await kubectl.run("apply", "-f", "-", stdin=json.dumps(bad))
+    assert result.code != 0
+    assert ('spec.versions[1].deprecationWarning: Invalid value: "v1 is \\"fine\\"\\t": can only'
+            " be set for deprecated versions") in result.stderr
