@@ -6,7 +6,8 @@ every request made to that version, whatever the verb or subresource and whateve
 answer, errors and watches included; kubectl prints it on stderr as `Warning: <text>`.
 The HTTP layer marks a request with `mark` once it has resolved the resource, and
 `add_warning` (an `on_response_prepare` hook) writes the header before anything is sent, in
-front of the warnings the request earned later (admission webhooks).
+front of the warnings the request earned later (admission webhooks). `warning_errors` is what
+the CRD API refuses in a `deprecationWarning`.
 """
 
 from __future__ import annotations
