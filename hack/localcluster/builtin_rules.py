@@ -15,6 +15,7 @@ from typing import Any
 from . import (
     api_service_validation,
     certificate_requests,
+    config_data_rules,
     crd_approval,
     crds,
     replication_controllers,
@@ -133,6 +134,8 @@ def apply_defaults(rt: ResourceType, obj: Json, cluster_ips: ClusterIPAllocator)
     spec = obj.get("spec")
     if rt.kind == "Secret":
         _default_secret(obj)
+    if rt.kind in ("ConfigMap", "Secret") and not rt.group:
+        config_data_rules.drop_empty(obj)
     if rt.kind == "CustomResourceDefinition":
         crds.apply_crd_defaults(obj)
     elif rt.kind == "Service" and isinstance(spec, dict):
@@ -318,6 +321,8 @@ def validation_errors(rt: ResourceType, obj: Json, old: Json | None) -> list[Cau
         errors.extend(certificate_requests.validation_errors(obj, old))
     elif rt.kind == api_service_validation.KIND:
         errors.extend(api_service_validation.validation_errors(obj))
+    elif rt.kind in ("ConfigMap", "Secret") and not rt.group:
+        errors.extend(config_data_rules.validation_errors(rt.kind, obj, old))
     elif rt.kind == "CSIStorageCapacity":  # ValidateClassName of storageClassName
         errors.extend(name_errors("StorageClass", str(obj.get("storageClassName") or ""),
                                   "storageClassName"))

@@ -117,10 +117,10 @@ class ApiError(Exception):
         return go_encode(self.status())
 
 
-#: Reasons whose apimachinery constructors (and go-restful's 404/405/406) always set
+#: Reasons whose apimachinery constructors (and go-restful's 404/405) always set
 #: Status.details, a pointer: with no name, group or kind it is still written, as `{}`.
 _ALWAYS_DETAILED = frozenset({"NotFound", "Forbidden", "MethodNotAllowed", "Conflict",
-                              "AlreadyExists", "Invalid", "NotAcceptable"})
+                              "AlreadyExists", "Invalid"})
 
 #: metav1.StatusDetails' fields in struct order.
 _DETAILS_ORDER = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
@@ -139,7 +139,8 @@ def _details(group: str, kind: str, name: str) -> Json:
         out["name"] = name
     if group:
         out["group"] = group
-    out["kind"] = kind
+    if kind:  # omitempty, as every other StatusDetails field
+        out["kind"] = kind
     return out
 
 

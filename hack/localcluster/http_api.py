@@ -131,7 +131,10 @@ class ResourceApi:
             namespace, rest = rest[1], rest[2:]
         rt = self.registry.get(group, version, rest[0])
         if rt is None:
-            if group and not self.registry.groups().get(group):
+            served = self.registry.in_group_version(group, version) if group else []
+            if group and (not self.registry.groups().get(group) or (
+                    served and all(t.custom for t in served))):
+                # Unserved groups and custom resources' groups fall through to the mux.
                 raise web.HTTPNotFound(text="404 page not found\n")
             raise _page_not_found()
         if namespace is not None and not rt.namespaced:
@@ -247,6 +250,10 @@ class ResourceApi:
                 rt, target.namespace, options, query.get("labelSelector", ""),
                 query.get("fieldSelector", ""), dry_run, webhooks))
             return self._list_response(request, rt, listed)
+        if method == "POST" and target.subresource and rt.custom:
+            # A custom resource's status and scale stores have no create: NewMethodNotSupported.
+            raise ApiError(405, "MethodNotAllowed", "create is not supported on resources of"
+                           f' kind "{rt.group_resource}"', {"group": rt.group, "kind": rt.plural})
         raise method_not_allowed()
 
     def _webhooks(self, request: web.Request, options_kind: str, opts: WriteOptions,
@@ -307,7 +314,8 @@ class ResourceApi:
         accept = _accept(request)
         if accept == "Table":
             table = tables.to_table(rt, result.items, include_object=q.get(
-                "includeObject", "Metadata"), list_metadata=list_meta)
+                "includeObject", "Metadata"), list_metadata=list_meta,
+                group_version=_table_version(request))
             return _json(table)
         if accept == "PartialObjectMetadata":
             return _json({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
@@ -324,7 +332,8 @@ class ResourceApi:
         accept = _accept(request)
         if accept == "Table" and obj.get("kind") == rt.kind:
             return _json(tables.to_table(rt, [obj], include_object=request.query.get(
-                "includeObject", "Metadata")), code=code, warnings=warnings)
+                "includeObject", "Metadata"), group_version=_table_version(request)),
+                code=code, warnings=warnings)
         if accept == "PartialObjectMetadata" and obj.get("kind") == rt.kind:
             return _json(_partial(obj), code=code, warnings=warnings)
         return _json(obj, code=code, warnings=warnings)
@@ -332,10 +341,18 @@ class ResourceApi:
     def _write_options(self, request: web.Request) -> WriteOptions:
         q = request.query
         dry_run = q.getall("dryRun", [])
-        for value in dry_run:
-            if value != "All":
-                raise bad_request(f"dryRun: Unsupported value: \"{value}\":"
-                                  " supported values: \"All\"")
+        options_kind = {"POST": "CreateOptions", "PUT": "UpdateOptions",
+                        "DELETE": "DeleteOptions"}.get(request.method, "PatchOptions")
+        if any(value != "All" for value in dry_run):  # ValidateDryRun, Go's %#v of the list
+            listed = ", ".join(json.dumps(v) for v in dry_run)
+            raise invalid_object("meta.k8s.io", options_kind, "", [Cause(
+                "FieldValueNotSupported", f"Unsupported value: []string{{{listed}}}: supported"
+                " values: \"All\"", "dryRun")])
+        if request.method == "PATCH" and "force" in q and \
+                request.content_type != "application/apply-patch+yaml":
+            raise invalid_object("meta.k8s.io", "PatchOptions", "", [Cause(
+                "FieldValueForbidden", "Forbidden: may not be specified for non-apply patch",
+                "force")])
         validation = q.get("fieldValidation", "Warn")
         if validation not in ("Ignore", "Warn", "Strict"):
             raise bad_request(f"fieldValidation: Unsupported value: \"{validation}\": supported"
@@ -343,8 +360,6 @@ class ResourceApi:
         force = _truthy(q.get("force"))
         manager = q.get("fieldManager", "")
         if manager:
-            options_kind = {"POST": "CreateOptions", "PUT": "UpdateOptions"}.get(
-                request.method, "PatchOptions")
             validate_field_manager(manager, options_kind=options_kind)
         return WriteOptions(dry_run=bool(dry_run), manager=q.get("fieldManager", ""),
                             field_validation=validation, force=force,
@@ -456,22 +471,46 @@ def _partial(obj: Json) -> Json:
             "metadata": obj["metadata"]}
 
 
+_OTHER_MEDIA = ("application/yaml", "application/vnd.kubernetes.protobuf", "application/*",
+                "text/*")
+
+
 def _accept(request: web.Request) -> str:
-    """'Table', 'PartialObjectMetadata' or '' from the Accept header's first JSON choice."""
-    for choice in request.headers.get("Accept", "").split(","):
+    """'Table', 'PartialObjectMetadata' or '' from the Accept header's first usable choice;
+    406 when none is usable, worded as kube-apiserver does: go-restful's when no media type
+    is served, the negotiator's when only the `as=` parameters are refused."""
+    header = request.headers.get("Accept", "")
+    refused = False
+    for choice in header.split(","):
         params = dict(
             p.strip().split("=", 1) for p in choice.split(";")[1:] if "=" in p)
         media = choice.split(";")[0].strip()
         if media not in ("application/json", "*/*", ""):
+            if media in _OTHER_MEDIA and "as" not in params:
+                return ""
             continue
         as_ = params.get("as", "")
-        if as_ == "Table" and params.get("g") == "meta.k8s.io":
+        if as_ == "Table" and params.get("g") == "meta.k8s.io" and params.get(
+                "v", "v1") in ("v1", "v1beta1"):
             return "Table"
         if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList"):
             return "PartialObjectMetadata"
         if not as_:
             return ""
-    return ""
+        refused = True
+    if refused:
+        raise ApiError(406, "NotAcceptable", "only the following media types are accepted:"
+                       " application/json, application/yaml, application/vnd.kubernetes.protobuf")
+    raise ApiError(406, "NotAcceptable", "406: Not Acceptable", empty_details=True)
+
+
+def _table_version(request: web.Request) -> str:
+    """The Table's group/version the Accept header asks for (meta.k8s.io/v1beta1 is still
+    served)."""
+    for choice in request.headers.get("Accept", "").split(","):
+        if "as=Table" in choice:
+            return "meta.k8s.io/v1beta1" if "v=v1beta1" in choice else "meta.k8s.io/v1"
+    return "meta.k8s.io/v1"
 
 
 def _truthy(value: str | None) -> bool:

@@ -22,6 +22,7 @@ from . import (
     builtin_rules,
     certificate_requests,
     conversion,
+    crd_scale_rules,
     patch,
     schema,
     typed_decoding,
@@ -159,7 +160,7 @@ class Operations:
             if opts.field_validation == "Warn":
                 warnings.extend(f'unknown field "{p}"' for p in unknown)
         schema.apply_defaults(obj, rt.schema)
-        return schema.validate(obj, rt.schema)
+        return [*schema.validate(obj, rt.schema), *crd_scale_rules.causes(rt, obj)]
 
     def _validate(self, rt: ResourceType, obj: Json, old: Json | None,
                   extra: list[Cause]) -> None:
@@ -365,6 +366,13 @@ class Operations:
         old = self.storage.get(rt.stored_as, namespace if rt.namespaced else "", name)
         if old is None:
             raise not_found(rt.group, rt.plural, name)
+        uid, old_uid = meta.get("uid"), old["metadata"].get("uid")
+        if uid and uid != old_uid:  # the storage's UID precondition, checked before the RV
+            prefix = f"/registry/{rt.group}/" if rt.custom else "/registry/"
+            key = f"{prefix}{rt.plural}/{namespace + '/' if rt.namespaced else ''}{name}"
+            raise conflict(rt.group, rt.plural, name, "StorageError: invalid object, Code: 4,"
+                           f" Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition"
+                           f" failed: UID in precondition: {uid}, UID in object meta: {old_uid}")
         rv = meta.get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise conflict(rt.group, rt.plural, name, "the object has been modified; please"
@@ -411,7 +419,8 @@ class Operations:
         warnings: list[str] = []
         extra = self._schema_pass(rt, obj, opts, warnings) if subresource != "status" else []
         if rt.custom and subresource == "status" and rt.schema is not None:
-            extra = schema.validate(obj, rt.schema)
+            extra = [*schema.validate(obj, rt.schema),
+                     *crd_scale_rules.causes(rt, obj, status_only=True)]
         builtin_rules.prepare_for_update(rt, obj, old_served)
         if rt.kind == certificate_requests.KIND and not rt.custom:
             extra = [*extra, *certificate_requests.prepare_for_update(
@@ -470,6 +479,14 @@ class Operations:
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise conflict(rt.group, rt.plural, name, "the object has been modified; please"
                            " apply your changes to the latest version and try again")
+        patched_meta = patched.get("metadata") or {}
+        patched_name, patched_ns = patched_meta.get("name"), patched_meta.get("namespace")
+        if patched_name and patched_name != name:  # the patch handler's checkName
+            raise bad_request(f"the name of the object ({patched_name}) does not match the name"
+                              f" on the URL ({name})")
+        if rt.namespaced and patched_ns and patched_ns != namespace:
+            raise bad_request(f"the namespace of the object ({patched_ns}) does not match the"
+                              f" namespace on the request ({namespace})")
         patched.setdefault("metadata", {})["name"] = name
         obj = self._check_body(rt, patched, namespace)
         return self._write_over(rt, old, obj, opts, subresource,
@@ -525,30 +542,30 @@ class Operations:
         """Delete per DeleteOptions; returns (body, 200) when the object is gone, or
         (body, 202) while finalizers (or a grace period) keep it; the HTTP layer picks the
         response code."""
+        _validate_delete_options(options)
         ns = namespace if rt.namespaced else ""
         old = self.storage.get(rt.stored_as, ns, name)
         if old is None:
             raise not_found(rt.group, rt.plural, name)
+        # rest.BeforeDelete's checks, which name the kind (not the resource).
         pre = options.get("preconditions") or {}
         if pre.get("uid") and pre["uid"] != old["metadata"]["uid"]:
-            raise conflict(rt.group, rt.plural, name,
-                           f"Precondition failed: UID in precondition: {pre['uid']}, UID in"
-                           f" object meta: {old['metadata']['uid']}")
+            raise conflict(rt.group, rt.kind, name,
+                           f"the UID in the precondition ({pre['uid']}) does not match the UID"
+                           f" in record ({old['metadata']['uid']}). The object might have"
+                           " been deleted and then recreated")
         if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"][
                 "resourceVersion"]:
-            raise conflict(rt.group, rt.plural, name,
-                           f"Precondition failed: ResourceVersion in precondition:"
-                           f" {pre['resourceVersion']}, ResourceVersion in object meta:"
-                           f" {old['metadata']['resourceVersion']}")
+            raise conflict(rt.group, rt.kind, name,
+                           f"the ResourceVersion in the precondition ({pre['resourceVersion']})"
+                           " does not match the ResourceVersion in record"
+                           f" ({old['metadata']['resourceVersion']}). The object might have"
+                           " been modified")
         admission.admit_delete(rt, name)
         admission.validate(webhooks, admission.Attributes(rt, "DELETE", ns, name,
                                                           dry_run=dry_run),
                            None, self._served(rt, old))
         policy = options.get("propagationPolicy") or _default_propagation(rt, old, options)
-        if policy not in ("Background", "Foreground", "Orphan"):
-            raise invalid_object("meta.k8s.io", "DeleteOptions", "", [Cause(
-                "FieldValueNotSupported", f'Unsupported value: "{policy}": supported values:'
-                ' "Foreground", "Background", "Orphan"', "propagationPolicy")])
         obj = copy_json(old)
         meta = obj["metadata"]
         finalizers = list(meta.get("finalizers") or [])
@@ -661,7 +678,13 @@ class Operations:
         if not isinstance(replicas, int) or isinstance(replicas, bool):
             raise invalid_object("autoscaling", "Scale", name, [Cause(
                 "FieldValueRequired", "Required value", "spec.replicas")])
-        if replicas < 0:
+        scale_name = (scale.get("metadata") or {}).get("name")
+        if scale_name and scale_name != name:
+            raise bad_request(f"the name of the object ({scale_name}) does not match the name"
+                              f" on the URL ({name})")
+        # A custom resource's Scale is not validated as a Scale: the object it changes is,
+        # with its schema and the scale paths' checks (crd_scale_rules).
+        if replicas < 0 and not rt.custom:
             raise invalid_object("autoscaling", "Scale", name, [Cause(
                 "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or"
                 " equal to 0", "spec.replicas")])
@@ -756,6 +779,22 @@ def _validate_list_options(resource_version: str, match: str, continue_token: st
                                 ' is forbidden for resourceVersion "0"', "resourceVersionMatch"))
     if causes:
         raise invalid_object("meta.k8s.io", "ListOptions", "", causes)
+
+
+def _validate_delete_options(options: Json) -> None:
+    """ValidateDeleteOptions, checked before the object is looked up."""
+    policy = options.get("propagationPolicy")
+    causes = []
+    if options.get("orphanDependents") is not None and policy is not None:
+        causes.append(Cause("FieldValueInvalid", f"Invalid value: {json.dumps(policy)}:"
+                            " orphanDependents and deletionPropagation cannot be both set",
+                            "propagationPolicy"))
+    if policy is not None and policy not in ("Background", "Foreground", "Orphan"):
+        causes.append(Cause("FieldValueNotSupported", f"Unsupported value: {json.dumps(policy)}:"
+                            ' supported values: "Foreground", "Background", "Orphan", "nil"',
+                            "propagationPolicy"))
+    if causes:
+        raise invalid_object("meta.k8s.io", "DeleteOptions", "", causes)
 
 
 def _default_propagation(rt: ResourceType, obj: Json, options: Json) -> str:

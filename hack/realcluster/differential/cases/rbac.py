@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Case, case, fields, get, patch, post, delete
+from ..model import Case, case, delete, fields, get, patch, post
 from .paths import BINDINGS, CM, DEPLOY, NAMESPACES, ROLES, SECRETS, cm
 
 ALICE = {"Impersonate-User": "alice"}
@@ -36,7 +36,7 @@ def _granted(id: str, *steps: Any) -> Case:
 
 
 def _denials() -> list[Case]:
-    as_alice = {"headers": ALICE}
+    as_alice: dict[str, Any] = {"headers": ALICE}
     return [
         case("rbac-get-denied", get(f"{CM}/a", **as_alice)),
         case("rbac-list-denied", get(CM, **as_alice)),
@@ -66,7 +66,7 @@ def _denials() -> list[Case]:
 
 
 def _grants() -> list[Case]:
-    as_alice = {"headers": ALICE}
+    as_alice: dict[str, Any] = {"headers": ALICE}
     return [
         _granted("rbac-granted-get", get(f"{CM}/a", **as_alice, record=fields("data"))),
         _granted("rbac-granted-list", get(CM, **as_alice, record=fields("kind"))),
