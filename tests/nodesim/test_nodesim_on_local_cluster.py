@@ -4,6 +4,7 @@ test_nodesim_kubelets.py) runs them here, with the local scheduler and controlle
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -54,3 +55,21 @@ async def test_pods_run_on_nodesim_nodes(kubectl: Kubectl, sim: NodeSim) -> None
 async def test_job_completes(kubectl: Kubectl, sim: NodeSim) -> None:
     await kubectl("create", "job", "once", "--image=example.com/tool:1")
     await kubectl("wait", "--for=condition=Complete", "job/once", "--timeout=30s")
+
+
+async def test_a_restarted_simulator_resumes_running_pods(kubectl: Kubectl, cluster: LocalCluster,
+                                                         tmp_path: Path) -> None:
+    config = NodeSimConfig(nodes=nodes(1, 4, "keep"), delete_nodes_on_exit=False,
+                           delays=PodDelays(pod_start=0.05, ready_delay=0.5))
+    async with NodeSim(tmp_path / "kubeconfig", config):
+        await kubectl("create", "deployment", "web", "--image=example.com/web:1")
+        await kubectl("rollout", "status", "deployment/web", "--timeout=30s")
+    before = json.loads(await kubectl("get", "pods", "-o", "json"))["items"]
+    async with NodeSim(tmp_path / "kubeconfig", config) as again:
+        await asyncio.sleep(1.0)  # longer than the readiness delay a new start would take
+        after = json.loads(await kubectl("get", "pods", "-o", "json"))["items"]
+        # Nothing restarted or flipped: the same IP, still ready, no status written.
+        assert again.figures()["status_writes"] == 0
+    assert [p["status"]["podIP"] for p in after] == [p["status"]["podIP"] for p in before]
+    assert [p["metadata"]["resourceVersion"] for p in after] == [
+        p["metadata"]["resourceVersion"] for p in before]
