@@ -99,20 +99,4 @@ OPEN: dict[str, str] = {
         "1.20 answers Impersonate-Group without Impersonate-User with a bare 500; the local "
         "server answers 403 `requested impersonation without impersonating a user`; current "
         "Kubernetes' answer is not verified here"),
-    "cm-generate-name-bad": (
-        "ValidateObjectMeta also checks generateName as a name prefix (metadata.generateName "
-        "cause); the local server checks only the generated name"),
-    "cm-label-key-bad": (
-        "IsQualifiedName: a key with two slashes is refused as a whole (`a qualified name ... "
-        "with an optional DNS subdomain prefix and '/'`); the local server checks the part "
-        "before the first slash as a prefix"),
-    "cm-finalizer-bad": (
-        "ValidateObjectMeta checks each finalizer with IsQualifiedName first (cause at "
-        "`metadata.finalizers`, no index); the local server has only the second check"),
-    "cm-owner-missing-uid": (
-        "validateOwnerReference names the field `metadata.ownerReferences.uid` (no index); the "
-        "local server adds the index"),
-    "cm-owner-two-controllers": (
-        "the message prints the references with Go's %#v and names the controllers (`Found "
-        "\"true\" in references for o and p`); the local server says `array`"),
 }
