@@ -18,6 +18,7 @@ from . import (
     config_data_rules,
     crd_approval,
     crds,
+    rbac_object_rules,
     replication_controllers,
 )
 from .errors import Cause, forbidden, invalid, required
@@ -136,6 +137,8 @@ def apply_defaults(rt: ResourceType, obj: Json, cluster_ips: ClusterIPAllocator)
         _default_secret(obj)
     if rt.kind in ("ConfigMap", "Secret") and not rt.group:
         config_data_rules.drop_empty(obj)
+    if rt.kind in rbac_object_rules.BINDING_KINDS and rt.group == rbac_object_rules.GROUP:
+        rbac_object_rules.apply_defaults(obj)
     if rt.kind == "CustomResourceDefinition":
         crds.apply_crd_defaults(obj)
     elif rt.kind == "Service" and isinstance(spec, dict):
@@ -323,6 +326,8 @@ def validation_errors(rt: ResourceType, obj: Json, old: Json | None) -> list[Cau
         errors.extend(api_service_validation.validation_errors(obj))
     elif rt.kind in ("ConfigMap", "Secret") and not rt.group:
         errors.extend(config_data_rules.validation_errors(rt.kind, obj, old))
+    elif rt.group == rbac_object_rules.GROUP:
+        errors.extend(rbac_object_rules.validation_errors(rt.kind, obj, old))
     elif rt.kind == "CSIStorageCapacity":  # ValidateClassName of storageClassName
         errors.extend(name_errors("StorageClass", str(obj.get("storageClassName") or ""),
                                   "storageClassName"))

@@ -58,8 +58,6 @@ _DEPLOYMENT = ("the local server checks few Deployment fields (selector, templat
                "strategy and revisionHistoryLimit are missing, and Go's %#v rendering of map "
                "values (`map[string]string{...}`) is printed as `object`")
 _SERVICE = "the local server does not validate Service ports and types yet"
-_RBAC_OBJECTS = ("the local server does not validate Role and RoleBinding objects (rules, "
-                 "roleRef, subjects) nor keep roleRef immutable")
 _WEBHOOK_CONFIG = ("the local server does not validate webhook configurations (URL scheme, "
                    "sideEffects, failurePolicy, timeoutSeconds, admissionReviewVersions); "
                    "hack/localcluster/admission/ is another helper's at the time of writing")
@@ -84,9 +82,7 @@ OPEN: dict[str, str] = {
         "deploy-max-unavailable-bad", "deploy-env-name-bad", "deploy-resources-limit-below",
         "deploy-revision-history-negative")},
     **{case: _SERVICE for case in ("svc-port-zero", "svc-type-bad", "svc-dup-port-names")},
-    **{case: _RBAC_OBJECTS for case in (
-        "rbac-role-invalid", "rbac-binding-missing-roleref", "rbac-binding-roleref-immutable",
-        "rbac-binding-bad-subject-kind")},
+
     **{case: _WEBHOOK_CONFIG for case in (
         "webhook-http-url-refused", "webhook-no-side-effects", "webhook-bad-policy",
         "webhook-timeout-too-long", "webhook-review-version-bad")},
