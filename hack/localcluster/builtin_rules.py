@@ -21,8 +21,9 @@ from . import (
     rbac_object_rules,
     replication_controllers,
 )
-from .errors import Cause, forbidden, invalid, required
+from .errors import Cause, forbidden, invalid, required, unsupported
 from .metadata_rules import name_errors
+from .name_validation import dns1123_label_errors
 from .registry import ResourceType
 
 Json = dict[str, Any]
@@ -412,9 +413,34 @@ def _service_errors(spec: Json, old: Json | None) -> list[Cause]:
     ports = spec.get("ports") or []
     if not ports and spec.get("clusterIP") != "None" and spec.get("type") != "ExternalName":
         errors.append(required("spec.ports"))
+    names: set[str] = set()
     for i, port in enumerate(ports):
-        if isinstance(port, dict) and not isinstance(port.get("port"), int):
-            errors.append(required(f"spec.ports[{i}].port"))
-        if len(ports) > 1 and isinstance(port, dict) and not port.get("name"):
-            errors.append(required(f"spec.ports[{i}].name"))
+        if not isinstance(port, dict):
+            continue
+        path = f"spec.ports[{i}]"
+        name = port.get("name")
+        if len(ports) > 1 and not name:
+            errors.append(required(f"{path}.name"))
+        elif isinstance(name, str) and name:
+            errors.extend(invalid(f"{path}.name", name, m) for m in dns1123_label_errors(name))
+            if name in names:
+                errors.append(Cause("FieldValueDuplicate", f'Duplicate value: "{name}"',
+                                    f"{path}.name"))
+            names.add(name)
+        number = port.get("port")
+        if not isinstance(number, int):
+            errors.append(required(f"{path}.port"))
+            continue
+        if not 1 <= number <= 65535:
+            errors.append(invalid(f"{path}.port", number, _PORT_RANGE))
+        target = port.get("targetPort", number)  # defaulted to the port
+        if isinstance(target, int) and not 1 <= target <= 65535:
+            errors.append(invalid(f"{path}.targetPort", target, _PORT_RANGE))
+    kind = spec.get("type", "ClusterIP")
+    if kind not in _SERVICE_TYPES:
+        errors.append(unsupported("spec.type", kind, list(_SERVICE_TYPES)))
     return errors
+
+
+_PORT_RANGE = "must be between 1 and 65535, inclusive"
+_SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")

@@ -57,7 +57,6 @@ _DEPLOYMENT = ("the local server checks few Deployment fields (selector, templat
                "replicas); pod template validation (names, ports, restartPolicy, env, resources), "
                "strategy and revisionHistoryLimit are missing, and Go's %#v rendering of map "
                "values (`map[string]string{...}`) is printed as `object`")
-_SERVICE = "the local server does not validate Service ports and types yet"
 _WEBHOOK_CONFIG = ("the local server does not validate webhook configurations (URL scheme, "
                    "sideEffects, failurePolicy, timeoutSeconds, admissionReviewVersions); "
                    "hack/localcluster/admission/ is another helper's at the time of writing")
@@ -81,7 +80,6 @@ OPEN: dict[str, str] = {
         "deploy-port-out-of-range", "deploy-restart-never", "deploy-strategy-bad",
         "deploy-max-unavailable-bad", "deploy-env-name-bad", "deploy-resources-limit-below",
         "deploy-revision-history-negative")},
-    **{case: _SERVICE for case in ("svc-port-zero", "svc-type-bad", "svc-dup-port-names")},
 
     **{case: _WEBHOOK_CONFIG for case in (
         "webhook-http-url-refused", "webhook-no-side-effects", "webhook-bad-policy",

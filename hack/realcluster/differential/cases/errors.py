@@ -3,7 +3,7 @@ kinds: names, validation, conflicts, bodies that do not decode, unknown paths an
 
 from __future__ import annotations
 
-from ..model import Case, case, delete, get, post, put
+from ..model import Case, case, delete, fields, get, post, put
 from .paths import CM, DEPLOY, NAMESPACES, SA, SECRETS, SERVICES, cm, deployment, secret
 
 LONG = "a" * 254
@@ -119,6 +119,15 @@ def _other_kinds() -> list[Case]:
             "type": "Weird", "ports": [{"port": 80}]}})),
         case("svc-dup-port-names", post(SERVICES, {**svc, "spec": {"ports": [
             {"name": "a", "port": 80}, {"name": "a", "port": 81}]}})),
+        case("svc-port-too-big", post(SERVICES, {**svc, "spec": {"ports": [
+            {"port": 80, "targetPort": 70000}]}})),
+        case("svc-port-name-bad", post(SERVICES, {**svc, "spec": {"ports": [
+            {"name": "Web_1", "port": 80}]}})),
+        case("svc-two-ports-unnamed", post(SERVICES, {**svc, "spec": {"ports": [
+            {"port": 80}, {"port": 81}]}})),
+        case("svc-ok", post(SERVICES, {**svc, "spec": {"ports": [{"port": 80}]}},
+                            record=fields("spec.ports", "spec.type",
+                                          "spec.sessionAffinity"))),
     ]
 
 
