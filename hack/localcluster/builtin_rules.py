@@ -287,7 +287,7 @@ def validation_errors(rt: ResourceType, obj: Json, old: Json | None) -> list[Cau
     spec = obj.get("spec")
     errors: list[Cause] = []
     if rt.kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
-        errors.extend(_workload_errors(spec))
+        errors.extend(_workload_errors(spec, rt.kind))
         if old is not None and (old.get("spec") or {}).get("selector") != (spec or {}).get(
                 "selector"):
             errors.append(invalid("spec.selector", (spec or {}).get("selector"), _IMMUTABLE))
@@ -351,28 +351,72 @@ def _pvc_comparable_specs(obj: Json, old: Json) -> tuple[Json, Json]:
     return new_spec, old_spec
 
 
-def _workload_errors(spec: Any) -> list[Cause]:
+def _go_string_map(value: Json) -> str:
+    """Go's %#v of a map[string]string (keys sorted, as fmt prints maps)."""
+    return "map[string]string{" + ", ".join(
+        f'"{k}":"{value[k]}"' for k in sorted(value)) + "}"
+
+
+def _go_int_or_string(value: Any) -> str:
+    if isinstance(value, str):
+        return f'intstr.IntOrString{{Type:1, IntVal:0, StrVal:"{value}"}}'
+    return f'intstr.IntOrString{{Type:0, IntVal:{value}, StrVal:""}}'
+
+
+def _strategy_errors(strategy: Any) -> list[Cause]:
+    """ValidateDeploymentStrategy, after the defaults (RollingUpdate's 25%/25%)."""
+    if not isinstance(strategy, dict):
+        return []
+    kind = strategy.get("type") or "RollingUpdate"  # SetDefaults_Deployment
+    if kind not in ("Recreate", "RollingUpdate"):
+        pointer = ("(*apps.RollingUpdateDeployment)(nil)" if strategy.get("rollingUpdate") is None
+                   else "(*apps.RollingUpdateDeployment)(0xc000010000)")
+        shown = f'apps.DeploymentStrategy{{Type:"{kind}", RollingUpdate:{pointer}}}'
+        return [Cause("FieldValueNotSupported", f"Unsupported value: {shown}: supported values:"
+                      ' "Recreate", "RollingUpdate"', "spec.strategy")]
+    value = (strategy.get("rollingUpdate") or {}).get("maxUnavailable")
+    if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit() and int(
+            value[:-1]) > 100:
+        return [Cause("FieldValueInvalid", f"Invalid value: {_go_int_or_string(value)}: must"
+                      " not be greater than 100%", "spec.strategy.rollingUpdate.maxUnavailable")]
+    return []
+
+
+def _workload_errors(spec: Any, kind: str = "Deployment") -> list[Cause]:
     if not isinstance(spec, dict):
         return [required("spec")]
     errors: list[Cause] = []
     selector = spec.get("selector")
     template: Json = spec["template"] if isinstance(spec.get("template"), dict) else {}
     labels = (template.get("metadata") or {}).get("labels") or {}
+    mismatch = Cause("FieldValueInvalid", f"Invalid value: {_go_string_map(labels)}: `selector`"
+                     " does not match template `labels`", "spec.template.metadata.labels")
     if not selector:
         errors.append(required("spec.selector"))
+        errors.append(mismatch)  # a missing selector selects nothing
     elif isinstance(selector, dict):
         match = selector.get("matchLabels") or {}
         if not match and not selector.get("matchExpressions"):
             errors.append(invalid("spec.selector", selector,
                                   "empty selector is invalid for deployment"))
         elif any(labels.get(k) != v for k, v in match.items()):
-            errors.append(invalid("spec.template.metadata.labels", labels,
-                                  "`selector` does not match template `labels`"))
+            errors.append(mismatch)
     replicas = spec.get("replicas")
     if isinstance(replicas, int) and replicas < 0:
         errors.append(invalid("spec.replicas", replicas,
                               "must be greater than or equal to 0"))
-    errors.extend(_pod_spec_errors(template.get("spec"), "spec.template.spec"))
+    template_spec = template.get("spec")
+    errors.extend(_pod_spec_errors(template_spec, "spec.template.spec"))
+    policy = (template_spec or {}).get("restartPolicy", "Always") if isinstance(
+        template_spec, dict) else "Always"
+    if policy != "Always":
+        errors.append(unsupported("spec.template.spec.restartPolicy", policy, ["Always"]))
+    if kind == "Deployment":
+        history = spec.get("revisionHistoryLimit")
+        if isinstance(history, int) and history < 0:
+            errors.append(invalid("spec.revisionHistoryLimit", history,
+                                  "must be greater than or equal to 0"))
+        errors.extend(_strategy_errors(spec.get("strategy")))
     return errors
 
 
@@ -391,8 +435,11 @@ def _pod_spec_errors(spec: Any, path: str) -> list[Cause]:
             errors.append(invalid(cpath, c, "must be an object"))
             continue
         name = c.get("name")
+        bad_name = dns1123_label_errors(name) if isinstance(name, str) and name else []
         if not name:
             errors.append(required(f"{cpath}.name"))
+        elif bad_name:
+            errors.extend(invalid(f"{cpath}.name", name, m) for m in bad_name)
         elif name in seen:
             errors.append(Cause("FieldValueDuplicate", f'Duplicate value: "{name}"',
                                 f"{cpath}.name"))
@@ -400,6 +447,14 @@ def _pod_spec_errors(spec: Any, path: str) -> list[Cause]:
             seen.add(name)
         if not c.get("image"):
             errors.append(required(f"{cpath}.image"))
+        for j, port in enumerate(c.get("ports") or []):
+            number = port.get("containerPort") if isinstance(port, dict) else None
+            if isinstance(number, int) and not 1 <= number <= 65535:
+                errors.append(invalid(f"{cpath}.ports[{j}].containerPort", number,
+                                      _PORT_RANGE))
+        for j, env in enumerate(c.get("env") or []):
+            if isinstance(env, dict) and not env.get("name"):
+                errors.append(required(f"{cpath}.env[{j}].name"))
     return errors
 
 

@@ -12,7 +12,16 @@ from typing import Any, TypeVar
 import yaml
 from aiohttp import web
 
-from . import admission, conversion, deprecation, discovery, pod_connect, protobuf, tables
+from . import (
+    admission,
+    conversion,
+    deprecation,
+    discovery,
+    go_yaml,
+    pod_connect,
+    protobuf,
+    tables,
+)
 from .admission.webhook_client import WebhookClient
 from .apply import validate_field_manager
 from .errors import (
@@ -536,7 +545,7 @@ async def _read_body(request: web.Request, yaml_ok: bool = True) -> Any:
                             "application/strategic-merge-patch+json"):
             return json.loads(raw)
         if yaml_ok and ("yaml" in content_type or content_type == "application/apply-patch+yaml"):
-            return yaml.safe_load(raw)
+            return go_yaml.load(raw)
         if not request.headers.get("Content-Type"):  # no Content-Type: JSON, the default
             return json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
