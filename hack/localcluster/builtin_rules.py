@@ -15,12 +15,15 @@ from typing import Any
 from . import (
     api_service_validation,
     certificate_requests,
+    config_data_rules,
     crd_approval,
     crds,
+    rbac_object_rules,
     replication_controllers,
 )
-from .errors import Cause, forbidden, invalid, required
+from .errors import Cause, forbidden, invalid, required, unsupported
 from .metadata_rules import name_errors
+from .name_validation import dns1123_label_errors
 from .registry import ResourceType
 
 Json = dict[str, Any]
@@ -133,6 +136,10 @@ def apply_defaults(rt: ResourceType, obj: Json, cluster_ips: ClusterIPAllocator)
     spec = obj.get("spec")
     if rt.kind == "Secret":
         _default_secret(obj)
+    if rt.kind in ("ConfigMap", "Secret") and not rt.group:
+        config_data_rules.drop_empty(obj)
+    if rt.kind in rbac_object_rules.BINDING_KINDS and rt.group == rbac_object_rules.GROUP:
+        rbac_object_rules.apply_defaults(obj)
     if rt.kind == "CustomResourceDefinition":
         crds.apply_crd_defaults(obj)
     elif rt.kind == "Service" and isinstance(spec, dict):
@@ -280,7 +287,7 @@ def validation_errors(rt: ResourceType, obj: Json, old: Json | None) -> list[Cau
     spec = obj.get("spec")
     errors: list[Cause] = []
     if rt.kind in ("Deployment", "ReplicaSet", "StatefulSet", "DaemonSet"):
-        errors.extend(_workload_errors(spec))
+        errors.extend(_workload_errors(spec, rt.kind))
         if old is not None and (old.get("spec") or {}).get("selector") != (spec or {}).get(
                 "selector"):
             errors.append(invalid("spec.selector", (spec or {}).get("selector"), _IMMUTABLE))
@@ -318,6 +325,10 @@ def validation_errors(rt: ResourceType, obj: Json, old: Json | None) -> list[Cau
         errors.extend(certificate_requests.validation_errors(obj, old))
     elif rt.kind == api_service_validation.KIND:
         errors.extend(api_service_validation.validation_errors(obj))
+    elif rt.kind in ("ConfigMap", "Secret") and not rt.group:
+        errors.extend(config_data_rules.validation_errors(rt.kind, obj, old))
+    elif rt.group == rbac_object_rules.GROUP:
+        errors.extend(rbac_object_rules.validation_errors(rt.kind, obj, old))
     elif rt.kind == "CSIStorageCapacity":  # ValidateClassName of storageClassName
         errors.extend(name_errors("StorageClass", str(obj.get("storageClassName") or ""),
                                   "storageClassName"))
@@ -340,28 +351,72 @@ def _pvc_comparable_specs(obj: Json, old: Json) -> tuple[Json, Json]:
     return new_spec, old_spec
 
 
-def _workload_errors(spec: Any) -> list[Cause]:
+def _go_string_map(value: Json) -> str:
+    """Go's %#v of a map[string]string (keys sorted, as fmt prints maps)."""
+    return "map[string]string{" + ", ".join(
+        f'"{k}":"{value[k]}"' for k in sorted(value)) + "}"
+
+
+def _go_int_or_string(value: Any) -> str:
+    if isinstance(value, str):
+        return f'intstr.IntOrString{{Type:1, IntVal:0, StrVal:"{value}"}}'
+    return f'intstr.IntOrString{{Type:0, IntVal:{value}, StrVal:""}}'
+
+
+def _strategy_errors(strategy: Any) -> list[Cause]:
+    """ValidateDeploymentStrategy, after the defaults (RollingUpdate's 25%/25%)."""
+    if not isinstance(strategy, dict):
+        return []
+    kind = strategy.get("type") or "RollingUpdate"  # SetDefaults_Deployment
+    if kind not in ("Recreate", "RollingUpdate"):
+        pointer = ("(*apps.RollingUpdateDeployment)(nil)" if strategy.get("rollingUpdate") is None
+                   else "(*apps.RollingUpdateDeployment)(0xc000010000)")
+        shown = f'apps.DeploymentStrategy{{Type:"{kind}", RollingUpdate:{pointer}}}'
+        return [Cause("FieldValueNotSupported", f"Unsupported value: {shown}: supported values:"
+                      ' "Recreate", "RollingUpdate"', "spec.strategy")]
+    value = (strategy.get("rollingUpdate") or {}).get("maxUnavailable")
+    if isinstance(value, str) and value.endswith("%") and value[:-1].isdigit() and int(
+            value[:-1]) > 100:
+        return [Cause("FieldValueInvalid", f"Invalid value: {_go_int_or_string(value)}: must"
+                      " not be greater than 100%", "spec.strategy.rollingUpdate.maxUnavailable")]
+    return []
+
+
+def _workload_errors(spec: Any, kind: str = "Deployment") -> list[Cause]:
     if not isinstance(spec, dict):
         return [required("spec")]
     errors: list[Cause] = []
     selector = spec.get("selector")
     template: Json = spec["template"] if isinstance(spec.get("template"), dict) else {}
     labels = (template.get("metadata") or {}).get("labels") or {}
+    mismatch = Cause("FieldValueInvalid", f"Invalid value: {_go_string_map(labels)}: `selector`"
+                     " does not match template `labels`", "spec.template.metadata.labels")
     if not selector:
         errors.append(required("spec.selector"))
+        errors.append(mismatch)  # a missing selector selects nothing
     elif isinstance(selector, dict):
         match = selector.get("matchLabels") or {}
         if not match and not selector.get("matchExpressions"):
             errors.append(invalid("spec.selector", selector,
                                   "empty selector is invalid for deployment"))
         elif any(labels.get(k) != v for k, v in match.items()):
-            errors.append(invalid("spec.template.metadata.labels", labels,
-                                  "`selector` does not match template `labels`"))
+            errors.append(mismatch)
     replicas = spec.get("replicas")
     if isinstance(replicas, int) and replicas < 0:
         errors.append(invalid("spec.replicas", replicas,
                               "must be greater than or equal to 0"))
-    errors.extend(_pod_spec_errors(template.get("spec"), "spec.template.spec"))
+    template_spec = template.get("spec")
+    errors.extend(_pod_spec_errors(template_spec, "spec.template.spec"))
+    policy = (template_spec or {}).get("restartPolicy", "Always") if isinstance(
+        template_spec, dict) else "Always"
+    if policy != "Always":
+        errors.append(unsupported("spec.template.spec.restartPolicy", policy, ["Always"]))
+    if kind == "Deployment":
+        history = spec.get("revisionHistoryLimit")
+        if isinstance(history, int) and history < 0:
+            errors.append(invalid("spec.revisionHistoryLimit", history,
+                                  "must be greater than or equal to 0"))
+        errors.extend(_strategy_errors(spec.get("strategy")))
     return errors
 
 
@@ -380,8 +435,11 @@ def _pod_spec_errors(spec: Any, path: str) -> list[Cause]:
             errors.append(invalid(cpath, c, "must be an object"))
             continue
         name = c.get("name")
+        bad_name = dns1123_label_errors(name) if isinstance(name, str) and name else []
         if not name:
             errors.append(required(f"{cpath}.name"))
+        elif bad_name:
+            errors.extend(invalid(f"{cpath}.name", name, m) for m in bad_name)
         elif name in seen:
             errors.append(Cause("FieldValueDuplicate", f'Duplicate value: "{name}"',
                                 f"{cpath}.name"))
@@ -389,6 +447,14 @@ def _pod_spec_errors(spec: Any, path: str) -> list[Cause]:
             seen.add(name)
         if not c.get("image"):
             errors.append(required(f"{cpath}.image"))
+        for j, port in enumerate(c.get("ports") or []):
+            number = port.get("containerPort") if isinstance(port, dict) else None
+            if isinstance(number, int) and not 1 <= number <= 65535:
+                errors.append(invalid(f"{cpath}.ports[{j}].containerPort", number,
+                                      _PORT_RANGE))
+        for j, env in enumerate(c.get("env") or []):
+            if isinstance(env, dict) and not env.get("name"):
+                errors.append(required(f"{cpath}.env[{j}].name"))
     return errors
 
 
@@ -402,9 +468,34 @@ def _service_errors(spec: Json, old: Json | None) -> list[Cause]:
     ports = spec.get("ports") or []
     if not ports and spec.get("clusterIP") != "None" and spec.get("type") != "ExternalName":
         errors.append(required("spec.ports"))
+    names: set[str] = set()
     for i, port in enumerate(ports):
-        if isinstance(port, dict) and not isinstance(port.get("port"), int):
-            errors.append(required(f"spec.ports[{i}].port"))
-        if len(ports) > 1 and isinstance(port, dict) and not port.get("name"):
-            errors.append(required(f"spec.ports[{i}].name"))
+        if not isinstance(port, dict):
+            continue
+        path = f"spec.ports[{i}]"
+        name = port.get("name")
+        if len(ports) > 1 and not name:
+            errors.append(required(f"{path}.name"))
+        elif isinstance(name, str) and name:
+            errors.extend(invalid(f"{path}.name", name, m) for m in dns1123_label_errors(name))
+            if name in names:
+                errors.append(Cause("FieldValueDuplicate", f'Duplicate value: "{name}"',
+                                    f"{path}.name"))
+            names.add(name)
+        number = port.get("port")
+        if not isinstance(number, int):
+            errors.append(required(f"{path}.port"))
+            continue
+        if not 1 <= number <= 65535:
+            errors.append(invalid(f"{path}.port", number, _PORT_RANGE))
+        target = port.get("targetPort", number)  # defaulted to the port
+        if isinstance(target, int) and not 1 <= target <= 65535:
+            errors.append(invalid(f"{path}.targetPort", target, _PORT_RANGE))
+    kind = spec.get("type", "ClusterIP")
+    if kind not in _SERVICE_TYPES:
+        errors.append(unsupported("spec.type", kind, list(_SERVICE_TYPES)))
     return errors
+
+
+_PORT_RANGE = "must be between 1 and 65535, inclusive"
+_SERVICE_TYPES = ("ClusterIP", "ExternalName", "LoadBalancer", "NodePort")

@@ -10,6 +10,7 @@ from .conversion.crd_rules import apply_conversion_defaults, conversion_errors
 from .errors import Cause, forbidden, invalid, required, unsupported
 from .metadata_rules import name_errors
 from .registry import PrinterColumn, ResourceType, ScaleSubresource
+from .schema import fielderr
 
 Json = dict[str, Any]
 
@@ -87,6 +88,9 @@ def validation_errors(crd: Json, old: Json | None = None) -> list[Cause]:
             errors.append(required(f"{path}.served"))
         if "storage" not in version:
             errors.append(required(f"{path}.storage"))
+        errors.extend(fielderr.invalid(f"{path}.deprecationWarning",
+                                       version["deprecationWarning"], message)
+                      for message in deprecation.warning_errors(version))
         v_schema = (version.get("schema") or {}).get("openAPIV3Schema")
         if v_schema is None:
             errors.append(required(f"{path}.schema.openAPIV3Schema"))

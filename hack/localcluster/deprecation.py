@@ -6,11 +6,13 @@ every request made to that version, whatever the verb or subresource and whateve
 answer, errors and watches included; kubectl prints it on stderr as `Warning: <text>`.
 The HTTP layer marks a request with `mark` once it has resolved the resource, and
 `add_warning` (an `on_response_prepare` hook) writes the header before anything is sent, in
-front of the warnings the request earned later (admission webhooks).
+front of the warnings the request earned later (admission webhooks). `warning_errors` is what
+the CRD API refuses in a `deprecationWarning`.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from aiohttp import web
@@ -18,6 +20,8 @@ from aiohttp import web
 from .registry import ResourceType, kube_aware_key
 
 Json = dict[str, Any]
+#: The longest `deprecationWarning` the CRD API accepts (Go counts bytes).
+MAX_WARNING_LENGTH = 256
 #: The deprecation warning of the version a request was made to.
 WARNING_KEY = web.RequestKey("deprecation_warning", str)
 
@@ -45,6 +49,38 @@ def default_warning(spec: Json, deprecated: str) -> str:
     return text
 
 
+def warning_errors(version: Json) -> list[str]:
+    """What the CRD API says of a version's `deprecationWarning` (apiextensions-apiserver's
+    validateDeprecationWarning), in its order; offsets count bytes, as Go's do."""
+    text = version.get("deprecationWarning")
+    if not isinstance(text, str):
+        return []
+    if not version.get("deprecated"):
+        return ["can only be set for deprecated versions"]
+    errors = []
+    if len(text.encode()) > MAX_WARNING_LENGTH:
+        errors.append(f"must be <= {MAX_WARNING_LENGTH} characters long")
+    if not text:
+        errors.append("must not be an empty string")
+    for i, char in enumerate(text):
+        offset = len(text[:i].encode())
+        if not _printable(char):
+            errors.append("must only contain printable UTF-8 characters; non-printable"
+                          f" character found at index {offset}")
+            break
+        if unicodedata.category(char) == "Cc":
+            errors.append("must only contain printable UTF-8 characters; control character"
+                          f" found at index {offset}")
+            break
+    return errors
+
+
+def _printable(char: str) -> bool:
+    """Go's unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII
+    space."""
+    return char == " " or unicodedata.category(char)[0] in "LMNPS"
+
+
 def mark(request: web.Request, rt: ResourceType) -> None:
     """Note that the request is made to `rt`, so its answer carries its warning if any."""
     if rt.deprecation_warning is not None:
@@ -69,5 +105,5 @@ async def add_warning(request: web.Request, response: web.StreamResponse) -> Non
         response.headers.add("Warning", other)
 
 
-__all__ = ["WARNING_KEY", "add_warning", "default_warning", "header_value", "mark",
-           "warning_of"]
+__all__ = ["MAX_WARNING_LENGTH", "WARNING_KEY", "add_warning", "default_warning",
+           "header_value", "mark", "warning_errors", "warning_of"]

@@ -89,6 +89,8 @@ class ApiError(Exception):
     message: str
     details: Json = field(default_factory=dict)
     headers: dict[str, str] = field(default_factory=dict)
+    #: write `details: {}` even when empty (Go's Details pointer set to an empty struct).
+    empty_details: bool = False
 
     def __str__(self) -> str:
         return self.message
@@ -105,7 +107,7 @@ class ApiError(Exception):
         }
         if self.reason:
             out["reason"] = self.reason
-        if self.details:
+        if self.details or self.empty_details or self.reason in _ALWAYS_DETAILED:
             out["details"] = status_details(self.details)
         out["code"] = self.code
         return out
@@ -114,6 +116,11 @@ class ApiError(Exception):
         """The response body: the Status as kube-apiserver's JSON encoder writes it."""
         return go_encode(self.status())
 
+
+#: Reasons whose apimachinery constructors (and go-restful's 404/405) always set
+#: Status.details, a pointer: with no name, group or kind it is still written, as `{}`.
+_ALWAYS_DETAILED = frozenset({"NotFound", "Forbidden", "MethodNotAllowed", "Conflict",
+                              "AlreadyExists", "Invalid"})
 
 #: metav1.StatusDetails' fields in struct order.
 _DETAILS_ORDER = ("name", "group", "kind", "uid", "causes", "retryAfterSeconds")
@@ -132,7 +139,8 @@ def _details(group: str, kind: str, name: str) -> Json:
         out["name"] = name
     if group:
         out["group"] = group
-    out["kind"] = kind
+    if kind:  # omitempty, as every other StatusDetails field
+        out["kind"] = kind
     return out
 
 
@@ -161,7 +169,9 @@ def conflict(group: str, plural: str, name: str, detail: str) -> ApiError:
 def invalid_object(group: str, kind: str, name: str, causes: list[Cause]) -> ApiError:
     """422 Invalid, with the message kube-apiserver composes from the causes."""
     gk = f"{kind}.{group}" if group else kind
-    parts = [f"{c.field}: {c.message}" if c.field else c.message for c in causes]
+    # Go's aggregate error: each distinct message once, bracketed only when there are several.
+    parts = list(dict.fromkeys(f"{c.field}: {c.message}" if c.field else c.message
+                               for c in causes))
     summary = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
     details = _details(group, kind, name)
     details["causes"] = [c.to_json() for c in causes]

@@ -12,7 +12,16 @@ from typing import Any, TypeVar
 import yaml
 from aiohttp import web
 
-from . import admission, conversion, deprecation, discovery, pod_connect, protobuf, tables
+from . import (
+    admission,
+    conversion,
+    deprecation,
+    discovery,
+    go_yaml,
+    pod_connect,
+    protobuf,
+    tables,
+)
 from .admission.webhook_client import WebhookClient
 from .apply import validate_field_manager
 from .errors import (
@@ -131,9 +140,16 @@ class ResourceApi:
             namespace, rest = rest[1], rest[2:]
         rt = self.registry.get(group, version, rest[0])
         if rt is None:
+            served = self.registry.in_group_version(group, version) if group else []
+            if group and (not self.registry.groups().get(group) or (
+                    served and all(t.custom for t in served))):
+                # Unserved groups and custom resources' groups fall through to the mux.
+                raise web.HTTPNotFound(text="404 page not found\n")
             raise _page_not_found()
         if namespace is not None and not rt.namespaced:
             raise _page_not_found()
+        if namespace is None and rt.namespaced and len(rest) > 1:
+            raise _page_not_found()  # /api/v1/configmaps/x: no such route
         name = rest[1] if len(rest) > 1 else ""
         sub = rest[2] if len(rest) > 2 else ""
         if len(rest) > 3:
@@ -208,10 +224,9 @@ class ResourceApi:
         if method == "PATCH" and target.name:
             content_type = request.content_type
             patch_type = PATCH_CONTENT_TYPES.get(content_type)
-            if patch_type is None:
-                raise ApiError(415, "UnsupportedMediaType",
-                               f"the body of the request was in an unknown format - accepted"
-                               f" media types include: {', '.join(PATCH_CONTENT_TYPES)}")
+            if patch_type is None:  # refused by the route (go-restful's Consumes) first
+                raise ApiError(415, "UnsupportedMediaType", "415: Unsupported Media Type",
+                               empty_details=True)
             body = await _read_body(request, yaml_ok=patch_type == "apply")
             opts.webhooks = self._webhooks(request, "PatchOptions", opts)
             if target.subresource == "scale":
@@ -244,6 +259,10 @@ class ResourceApi:
                 rt, target.namespace, options, query.get("labelSelector", ""),
                 query.get("fieldSelector", ""), dry_run, webhooks))
             return self._list_response(request, rt, listed)
+        if method == "POST" and target.subresource and rt.custom:
+            # A custom resource's status and scale stores have no create: NewMethodNotSupported.
+            raise ApiError(405, "MethodNotAllowed", "create is not supported on resources of"
+                           f' kind "{rt.group_resource}"', {"group": rt.group, "kind": rt.plural})
         raise method_not_allowed()
 
     def _webhooks(self, request: web.Request, options_kind: str, opts: WriteOptions,
@@ -284,7 +303,8 @@ class ResourceApi:
         try:
             limit = int(q.get("limit", "0") or 0)
         except ValueError:
-            raise bad_request("invalid limit") from None
+            raw = q.get("limit", "")
+            raise bad_request(f'strconv.ParseInt: parsing "{raw}": invalid syntax') from None
         result = self.ops.list_objects(
             target.rt, target.namespace, label_selector=q.get("labelSelector", ""),
             field_selector=q.get("fieldSelector", ""), limit=limit,
@@ -303,13 +323,16 @@ class ResourceApi:
         accept = _accept(request)
         if accept == "Table":
             table = tables.to_table(rt, result.items, include_object=q.get(
-                "includeObject", "Metadata"), list_metadata=list_meta)
+                "includeObject", "Metadata"), list_metadata=list_meta,
+                group_version=_table_version(request))
             return _json(table)
         if accept == "PartialObjectMetadata":
             return _json({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1",
                           "metadata": list_meta, "items": [_partial(o) for o in result.items]})
         items = result.items if rt.custom else [
             {k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in result.items]
+        if rt.custom:  # an UnstructuredList: `continue` always set, keys in sorted order
+            list_meta = dict(sorted({"continue": "", **list_meta}.items()))
         return _json({"kind": rt.list_kind, "apiVersion": rt.api_version, "metadata": list_meta,
                       "items": items})
 
@@ -318,7 +341,8 @@ class ResourceApi:
         accept = _accept(request)
         if accept == "Table" and obj.get("kind") == rt.kind:
             return _json(tables.to_table(rt, [obj], include_object=request.query.get(
-                "includeObject", "Metadata")), code=code, warnings=warnings)
+                "includeObject", "Metadata"), group_version=_table_version(request)),
+                code=code, warnings=warnings)
         if accept == "PartialObjectMetadata" and obj.get("kind") == rt.kind:
             return _json(_partial(obj), code=code, warnings=warnings)
         return _json(obj, code=code, warnings=warnings)
@@ -326,10 +350,18 @@ class ResourceApi:
     def _write_options(self, request: web.Request) -> WriteOptions:
         q = request.query
         dry_run = q.getall("dryRun", [])
-        for value in dry_run:
-            if value != "All":
-                raise bad_request(f"dryRun: Unsupported value: \"{value}\":"
-                                  " supported values: \"All\"")
+        options_kind = {"POST": "CreateOptions", "PUT": "UpdateOptions",
+                        "DELETE": "DeleteOptions"}.get(request.method, "PatchOptions")
+        if any(value != "All" for value in dry_run):  # ValidateDryRun, Go's %#v of the list
+            listed = ", ".join(json.dumps(v) for v in dry_run)
+            raise invalid_object("meta.k8s.io", options_kind, "", [Cause(
+                "FieldValueNotSupported", f"Unsupported value: []string{{{listed}}}: supported"
+                " values: \"All\"", "dryRun")])
+        if request.method == "PATCH" and "force" in q and \
+                request.content_type != "application/apply-patch+yaml":
+            raise invalid_object("meta.k8s.io", "PatchOptions", "", [Cause(
+                "FieldValueForbidden", "Forbidden: may not be specified for non-apply patch",
+                "force")])
         validation = q.get("fieldValidation", "Warn")
         if validation not in ("Ignore", "Warn", "Strict"):
             raise bad_request(f"fieldValidation: Unsupported value: \"{validation}\": supported"
@@ -337,8 +369,6 @@ class ResourceApi:
         force = _truthy(q.get("force"))
         manager = q.get("fieldManager", "")
         if manager:
-            options_kind = {"POST": "CreateOptions", "PUT": "UpdateOptions"}.get(
-                request.method, "PatchOptions")
             validate_field_manager(manager, options_kind=options_kind)
         return WriteOptions(dry_run=bool(dry_run), manager=q.get("fieldManager", ""),
                             field_validation=validation, force=force,
@@ -450,22 +480,46 @@ def _partial(obj: Json) -> Json:
             "metadata": obj["metadata"]}
 
 
+_OTHER_MEDIA = ("application/yaml", "application/vnd.kubernetes.protobuf", "application/*",
+                "text/*")
+
+
 def _accept(request: web.Request) -> str:
-    """'Table', 'PartialObjectMetadata' or '' from the Accept header's first JSON choice."""
-    for choice in request.headers.get("Accept", "").split(","):
+    """'Table', 'PartialObjectMetadata' or '' from the Accept header's first usable choice;
+    406 when none is usable, worded as kube-apiserver does: go-restful's when no media type
+    is served, the negotiator's when only the `as=` parameters are refused."""
+    header = request.headers.get("Accept", "")
+    refused = False
+    for choice in header.split(","):
         params = dict(
             p.strip().split("=", 1) for p in choice.split(";")[1:] if "=" in p)
         media = choice.split(";")[0].strip()
         if media not in ("application/json", "*/*", ""):
+            if media in _OTHER_MEDIA and "as" not in params:
+                return ""
             continue
         as_ = params.get("as", "")
-        if as_ == "Table" and params.get("g") == "meta.k8s.io":
+        if as_ == "Table" and params.get("g") == "meta.k8s.io" and params.get(
+                "v", "v1") in ("v1", "v1beta1"):
             return "Table"
         if as_ in ("PartialObjectMetadata", "PartialObjectMetadataList"):
             return "PartialObjectMetadata"
         if not as_:
             return ""
-    return ""
+        refused = True
+    if refused:
+        raise ApiError(406, "NotAcceptable", "only the following media types are accepted:"
+                       " application/json, application/yaml, application/vnd.kubernetes.protobuf")
+    raise ApiError(406, "NotAcceptable", "406: Not Acceptable", empty_details=True)
+
+
+def _table_version(request: web.Request) -> str:
+    """The Table's group/version the Accept header asks for (meta.k8s.io/v1beta1 is still
+    served)."""
+    for choice in request.headers.get("Accept", "").split(","):
+        if "as=Table" in choice:
+            return "meta.k8s.io/v1beta1" if "v=v1beta1" in choice else "meta.k8s.io/v1"
+    return "meta.k8s.io/v1"
 
 
 def _truthy(value: str | None) -> bool:
@@ -473,9 +527,9 @@ def _truthy(value: str | None) -> bool:
 
 
 def _page_not_found() -> ApiError:
-    return ApiError(404, "NotFound", "the server could not find the requested resource",
-                    {"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not"
-                                 " found"}]})
+    # A served group's handler answers unknown versions, resources and paths with this Status
+    # (details `{}`); a group nobody serves gets the mux's plain `404 page not found`.
+    return ApiError(404, "NotFound", "the server could not find the requested resource")
 
 
 async def _read_body(request: web.Request, yaml_ok: bool = True) -> Any:
@@ -491,7 +545,7 @@ async def _read_body(request: web.Request, yaml_ok: bool = True) -> Any:
                             "application/strategic-merge-patch+json"):
             return json.loads(raw)
         if yaml_ok and ("yaml" in content_type or content_type == "application/apply-patch+yaml"):
-            return yaml.safe_load(raw)
+            return go_yaml.load(raw)
         if not request.headers.get("Content-Type"):  # no Content-Type: JSON, the default
             return json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .errors import Cause, forbidden, invalid, required
+from .errors import Cause, forbidden, invalid
 
 _DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 _DNS1123_SUBDOMAIN = _DNS1123_LABEL + r"(\." + _DNS1123_LABEL + ")*"
@@ -65,6 +65,12 @@ def name_errors(kind: str, name: str, path: str = "metadata.name") -> list[Cause
 
 def qualified_name_errors(path: str, key: str) -> list[Cause]:
     """Label and annotation keys: an optional DNS subdomain prefix and a name part."""
+    if key.count("/") > 1:  # IsQualifiedName refuses the whole key
+        return [invalid(path, key, (
+            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and"
+            " must start and end with an alphanumeric character (e.g. 'MyName',  or"
+            " 'my.name',  or '123-abc', regex used for validation is '" + _QUALIFIED_NAME
+            + "') with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"))]
     prefix, _, name = key.rpartition("/")
     errors: list[Cause] = []
     if "/" in key and not prefix:
@@ -90,6 +96,9 @@ def metadata_errors(kind: str, meta: Any, namespaced: bool) -> list[Cause]:
     if not isinstance(meta, dict):
         return [invalid("metadata", meta, "must be an object")]
     errors: list[Cause] = []
+    generate = meta.get("generateName")
+    if generate and isinstance(generate, str):
+        errors.extend(_generate_name_errors(kind, generate))
     name = meta.get("name")
     if not name:
         errors.append(Cause("FieldValueRequired",
@@ -130,29 +139,68 @@ def metadata_errors(kind: str, meta: Any, namespaced: bool) -> list[Cause]:
     if total > 256 * 1024:
         errors.append(Cause("FieldValueTooLong",
                             "Too long: must have at most 262144 bytes", "metadata.annotations"))
-    for i, ref in enumerate(meta.get("ownerReferences") or []):
-        path = f"metadata.ownerReferences[{i}]"
-        if not isinstance(ref, dict):
-            errors.append(invalid(path, ref, "must be an object"))
-            continue
-        for fld in ("apiVersion", "kind", "name", "uid"):
-            if not ref.get(fld):
-                errors.append(required(f"{path}.{fld}") if fld != "uid" else
-                              invalid(f"{path}.uid", "", "uid must not be empty"))
-    controllers = [r for r in meta.get("ownerReferences") or [] if isinstance(r, dict)
-                   and r.get("controller")]
-    if len(controllers) > 1:
-        errors.append(invalid("metadata.ownerReferences", meta["ownerReferences"],
-                              "Only one reference can have Controller set to true"))
+    errors.extend(_owner_reference_errors(meta.get("ownerReferences") or []))
     for i, fin in enumerate(meta.get("finalizers") or []):
         if not isinstance(fin, str) or not fin:
             errors.append(invalid(f"metadata.finalizers[{i}]", fin, "must be a non-empty string"))
-        elif "/" not in fin and fin not in _STANDARD_FINALIZERS:
+            continue
+        # apimachinery's check names the list, the core one the entry.
+        errors.extend(qualified_name_errors("metadata.finalizers", fin))
+        if "/" not in fin and fin not in _STANDARD_FINALIZERS:
             errors.append(invalid(
                 f"metadata.finalizers[{i}]", fin,
                 "name is neither a standard finalizer name nor is it fully qualified"))
-        else:
-            errors.extend(qualified_name_errors(f"metadata.finalizers[{i}]", fin))
+    return errors
+
+
+def _generate_name_errors(kind: str, generate: str) -> list[Cause]:
+    """ValidateObjectMeta checks generateName as a name prefix: one trailing dash is allowed
+    (maskTrailingDash), and the causes show the prefix as given."""
+    masked = generate[:-1] + "a" if len(generate) > 1 and generate.endswith("-") else generate
+    return [Cause(c.reason, c.message.replace(f'"{masked}"', f'"{generate}"', 1),
+                  "metadata.generateName")
+            for c in name_errors(kind, masked, "metadata.generateName")]
+
+
+def _go_owner_references(refs: list[Any]) -> str:
+    """Go's %#v of []metav1.OwnerReference (pointer addresses are made up, as they vary)."""
+    def pointer(value: Any) -> str:
+        return "(*bool)(nil)" if value is None else "(*bool)(0xc000010000)"
+    items = [
+        f'v1.OwnerReference{{APIVersion:"{r.get("apiVersion", "")}", Kind:"{r.get("kind", "")}",'
+        f' Name:"{r.get("name", "")}", UID:"{r.get("uid", "")}",'
+        f" Controller:{pointer(r.get('controller'))},"
+        f" BlockOwnerDeletion:{pointer(r.get('blockOwnerDeletion'))}}}"
+        for r in refs if isinstance(r, dict)]
+    return "[]v1.OwnerReference{" + ", ".join(items) + "}"
+
+
+def _owner_reference_errors(refs: Any) -> list[Cause]:
+    """ValidateOwnerReferences: the fields' paths carry no index."""
+    if not isinstance(refs, list):
+        return [invalid("metadata.ownerReferences", refs, "must be a list")]
+    path = "metadata.ownerReferences"
+    errors: list[Cause] = []
+    first_controller = ""
+    for ref in refs:
+        if not isinstance(ref, dict):
+            errors.append(invalid(path, ref, "must be an object"))
+            continue
+        api_version = str(ref.get("apiVersion") or "")
+        if not api_version.rpartition("/")[2]:
+            errors.append(invalid(f"{path}.apiVersion", api_version, "version must not be empty"))
+        for fld, what in (("kind", "kind"), ("name", "name"), ("uid", "uid")):
+            if not ref.get(fld):
+                errors.append(invalid(f"{path}.{fld}", str(ref.get(fld) or ""),
+                                      f"{what} must not be empty"))
+        if ref.get("controller") is True:
+            if not first_controller:
+                first_controller = str(ref.get("name", ""))
+            else:
+                errors.append(Cause(
+                    "FieldValueInvalid", f"Invalid value: {_go_owner_references(refs)}: Only one"
+                    " reference can have Controller set to true. Found \"true\" in references"
+                    f" for {first_controller} and {ref.get('name', '')}", path))
     return errors
 
 

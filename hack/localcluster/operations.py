@@ -22,6 +22,7 @@ from . import (
     builtin_rules,
     certificate_requests,
     conversion,
+    crd_scale_rules,
     patch,
     schema,
     typed_decoding,
@@ -168,7 +169,7 @@ class Operations:
             if opts.field_validation == "Warn":
                 warnings.extend(f'unknown field "{p}"' for p in unknown)
         schema.apply_defaults(obj, rt.schema)
-        return schema.validate(obj, rt.schema)
+        return [*schema.validate(obj, rt.schema), *crd_scale_rules.causes(rt, obj)]
 
     def _validate(self, rt: ResourceType, obj: Json, old: Json | None,
                   extra: list[Cause]) -> None:
@@ -180,10 +181,14 @@ class Operations:
             old_finalizers = set(old_meta.get("finalizers") or [])
             added = [f for f in new_meta.get("finalizers") or [] if f not in old_finalizers]
             if old_meta.get("deletionTimestamp") and added:
-                causes.append(Cause("FieldValueForbidden",
-                                    "Forbidden: no new finalizers can be added if the object is"
-                                    " being deleted, found new finalizers " + json.dumps(added),
-                                    "metadata.finalizers"))
+                listed = ", ".join(json.dumps(f) for f in sorted(set(added)))  # Go's %#v
+                cause = Cause("FieldValueForbidden",
+                              "Forbidden: no new finalizers can be added if the object is"
+                              f" being deleted, found new finalizers []string{{{listed}}}",
+                              "metadata.finalizers")
+                # A built-in kind's object meta is checked twice (the generic update checks
+                # and the kind's own ValidateObjectMetaUpdate), so kube-apiserver says it twice.
+                causes.extend([cause] if rt.custom else [cause, cause])
         if causes:
             name = obj.get("metadata", {}).get("name") or obj.get("metadata", {}).get(
                 "generateName", "")
@@ -214,12 +219,7 @@ class Operations:
         _validate_list_options(resource_version, resource_version_match, continue_token)
         start = ""
         if continue_token:
-            try:
-                token = json.loads(base64.urlsafe_b64decode(continue_token.encode()))
-                start = str(token["start"])
-                token_rv = int(token["rv"])
-            except (ValueError, KeyError, TypeError):
-                raise bad_request("continue key is not valid: invalid continue token") from None
+            start, token_rv = _decode_continue(continue_token)
             if resource_version not in ("", "0"):
                 raise bad_request("specifying resource version is not allowed when using"
                                   " continue")
@@ -240,11 +240,18 @@ class Operations:
                 continue
             if not (labels.matches(meta.get("labels")) and fields.matches(obj)):
                 continue
-            if limit and len(items) >= limit:
+            if limit > 0 and len(items) >= limit:  # a negative limit is no limit
                 remaining += 1
                 continue
             items.append(obj)
             last_key = key
+        if limit > 0 and not remaining and len(items) == limit and (
+                label_selector or field_selector):
+            # etcd pages by keys, not by matches: a full page with any key after its last one
+            # gets a continue token, even when nothing after it matches.
+            remaining = int(any(
+                f"{o['metadata'].get('namespace', '')}/{o['metadata']['name']}" > last_key
+                for o in self.storage.list_selected(rt.stored_as, ns, LabelSelector.parse(""))))
         token = ""
         if remaining:
             token = base64.urlsafe_b64encode(
@@ -268,8 +275,8 @@ class Operations:
         except ValueError:
             raise bad_request(f"invalid resourceVersion: {resource_version}") from None
         if wanted > self.storage.rv:
-            raise ApiError(504, "Timeout", f"Too large resource version: {wanted}, current:"
-                           f" {self.storage.rv}", {"causes": [{
+            raise ApiError(504, "Timeout", f"Timeout: Too large resource version: {wanted},"
+                           f" current: {self.storage.rv}", {"causes": [{
                                "reason": "ResourceVersionTooLarge",
                                "message": "Too large resource version"}],
                                "retryAfterSeconds": 1})
@@ -368,6 +375,13 @@ class Operations:
         old = self.storage.get(rt.stored_as, namespace if rt.namespaced else "", name)
         if old is None:
             raise not_found(rt.group, rt.plural, name)
+        uid, old_uid = meta.get("uid"), old["metadata"].get("uid")
+        if uid and uid != old_uid:  # the storage's UID precondition, checked before the RV
+            prefix = f"/registry/{rt.group}/" if rt.custom else "/registry/"
+            key = f"{prefix}{rt.plural}/{namespace + '/' if rt.namespaced else ''}{name}"
+            raise conflict(rt.group, rt.plural, name, "StorageError: invalid object, Code: 4,"
+                           f" Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition"
+                           f" failed: UID in precondition: {uid}, UID in object meta: {old_uid}")
         rv = meta.get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise conflict(rt.group, rt.plural, name, "the object has been modified; please"
@@ -414,7 +428,8 @@ class Operations:
         warnings: list[str] = []
         extra = self._schema_pass(rt, obj, opts, warnings) if subresource != "status" else []
         if rt.custom and subresource == "status" and rt.schema is not None:
-            extra = schema.validate(obj, rt.schema)
+            extra = [*schema.validate(obj, rt.schema),
+                     *crd_scale_rules.causes(rt, obj, status_only=True)]
         builtin_rules.prepare_for_update(rt, obj, old_served)
         if rt.kind == certificate_requests.KIND and not rt.custom:
             extra = [*extra, *certificate_requests.prepare_for_update(
@@ -438,7 +453,8 @@ class Operations:
         # containers' status) stays until the kubelet deletes it with grace 0.
         if old["metadata"].get("deletionTimestamp") and not obj["metadata"].get(
                 "finalizers") and not old["metadata"].get("deletionGracePeriodSeconds"):
-            return WriteResult(self._finalize_delete(rt, obj, opts), warnings=warnings)
+            return WriteResult(self._finalize_delete(rt, obj, opts, stored=old),
+                               warnings=warnings)
         return WriteResult(self._commit(rt, obj, opts), warnings=warnings)
 
     # --- patch -----------------------------------------------------------------------------
@@ -475,6 +491,14 @@ class Operations:
         if rv and rv != old["metadata"]["resourceVersion"]:
             raise conflict(rt.group, rt.plural, name, "the object has been modified; please"
                            " apply your changes to the latest version and try again")
+        patched_meta = patched.get("metadata") or {}
+        patched_name, patched_ns = patched_meta.get("name"), patched_meta.get("namespace")
+        if patched_name and patched_name != name:  # the patch handler's checkName
+            raise bad_request(f"the name of the object ({patched_name}) does not match the name"
+                              f" on the URL ({name})")
+        if rt.namespaced and patched_ns and patched_ns != namespace:
+            raise bad_request(f"the namespace of the object ({patched_ns}) does not match the"
+                              f" namespace on the request ({namespace})")
         patched.setdefault("metadata", {})["name"] = name
         obj = self._check_body(rt, patched, namespace)
         return self._write_over(rt, old, obj, opts, subresource,
@@ -530,30 +554,30 @@ class Operations:
         """Delete per DeleteOptions; returns (body, 200) when the object is gone, or
         (body, 202) while finalizers (or a grace period) keep it; the HTTP layer picks the
         response code."""
+        _validate_delete_options(options)
         ns = namespace if rt.namespaced else ""
         old = self.storage.get(rt.stored_as, ns, name)
         if old is None:
             raise not_found(rt.group, rt.plural, name)
+        # rest.BeforeDelete's checks, which name the kind (not the resource).
         pre = options.get("preconditions") or {}
         if pre.get("uid") and pre["uid"] != old["metadata"]["uid"]:
-            raise conflict(rt.group, rt.plural, name,
-                           f"Precondition failed: UID in precondition: {pre['uid']}, UID in"
-                           f" object meta: {old['metadata']['uid']}")
+            raise conflict(rt.group, rt.kind, name,
+                           f"the UID in the precondition ({pre['uid']}) does not match the UID"
+                           f" in record ({old['metadata']['uid']}). The object might have"
+                           " been deleted and then recreated")
         if pre.get("resourceVersion") and pre["resourceVersion"] != old["metadata"][
                 "resourceVersion"]:
-            raise conflict(rt.group, rt.plural, name,
-                           f"Precondition failed: ResourceVersion in precondition:"
-                           f" {pre['resourceVersion']}, ResourceVersion in object meta:"
-                           f" {old['metadata']['resourceVersion']}")
+            raise conflict(rt.group, rt.kind, name,
+                           f"the ResourceVersion in the precondition ({pre['resourceVersion']})"
+                           " does not match the ResourceVersion in record"
+                           f" ({old['metadata']['resourceVersion']}). The object might have"
+                           " been modified")
         admission.admit_delete(rt, name)
         admission.validate(webhooks, admission.Attributes(rt, "DELETE", ns, name,
                                                           dry_run=dry_run),
                            None, self._served(rt, old))
         policy = options.get("propagationPolicy") or _default_propagation(rt, old, options)
-        if policy not in ("Background", "Foreground", "Orphan"):
-            raise invalid_object("meta.k8s.io", "DeleteOptions", "", [Cause(
-                "FieldValueNotSupported", f'Unsupported value: "{policy}": supported values:'
-                ' "Foreground", "Background", "Orphan"', "propagationPolicy")])
         obj = copy_json(old)
         meta = obj["metadata"]
         finalizers = list(meta.get("finalizers") or [])
@@ -590,8 +614,12 @@ class Operations:
         served = self._commit(rt, obj, WriteOptions(dry_run=dry_run))
         return served, 202
 
-    def _finalize_delete(self, rt: ResourceType, obj: Json, opts: WriteOptions) -> Json:
-        """Remove the object for good (no finalizers left)."""
+    def _finalize_delete(self, rt: ResourceType, obj: Json, opts: WriteOptions,
+                         stored: Json | None = None) -> Json:
+        """Remove the object for good (no finalizers left). After an update that emptied the
+        finalizers (`stored`: the object as stored), the DELETED event carries the stored
+        object, as etcd's previous value does for kube-apiserver, and the caller gets the
+        object it sent, without the empty finalizers Go's encoder leaves out."""
         if opts.dry_run:
             return self._served(rt, obj)
         if rt.kind == "Service":
@@ -600,9 +628,15 @@ class Operations:
                 self.cluster_ips.release(ip)
         if rt.custom:  # the answer's conversion is asked for before anything is removed
             self._served(rt, obj)
-        change = self.storage.remove(rt.stored_as, obj, self.storage.next_rv())
+        change = self.storage.remove(rt.stored_as, obj if stored is None else stored,
+                                     self.storage.next_rv())
         assert change.type == DELETED
-        return self._served(rt, change.obj)
+        if stored is None:
+            return self._served(rt, change.obj)
+        answer = self._stored(rt, obj)
+        if not answer["metadata"].get("finalizers"):
+            answer["metadata"].pop("finalizers", None)
+        return self._served(rt, answer)
 
     def finalize_namespace(self, rt: ResourceType, body: Json) -> Json:
         """PUT namespaces/<name>/finalize: set spec.finalizers; remove the namespace when done."""
@@ -656,7 +690,13 @@ class Operations:
         if not isinstance(replicas, int) or isinstance(replicas, bool):
             raise invalid_object("autoscaling", "Scale", name, [Cause(
                 "FieldValueRequired", "Required value", "spec.replicas")])
-        if replicas < 0:
+        scale_name = (scale.get("metadata") or {}).get("name")
+        if scale_name and scale_name != name:
+            raise bad_request(f"the name of the object ({scale_name}) does not match the name"
+                              f" on the URL ({name})")
+        # A custom resource's Scale is not validated as a Scale: the object it changes is,
+        # with its schema and the scale paths' checks (crd_scale_rules).
+        if replicas < 0 and not rt.custom:
             raise invalid_object("autoscaling", "Scale", name, [Cause(
                 "FieldValueInvalid", f"Invalid value: {replicas}: must be greater than or"
                 " equal to 0", "spec.replicas")])
@@ -709,6 +749,28 @@ _CONTINUE_EXPIRED = (
     " the time the first chunk was returned and now may show up in the list.")
 
 
+def _decode_continue(encoded: str) -> tuple[str, int]:
+    """The start key and version of a continue token; refusals word it as kube-apiserver
+    does (`invalid continue token: continue key is not valid: <Go's decoding error>`)."""
+    def refuse(why: str) -> ApiError:
+        return bad_request(f"invalid continue token: continue key is not valid: {why}")
+    try:
+        raw = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4))
+    except ValueError:
+        raise refuse("illegal base64 data at input byte 0") from None
+    try:
+        token = json.loads(raw)
+        return str(token["start"]), int(token["rv"])
+    except (ValueError, KeyError, TypeError):
+        text = raw.decode("latin-1").lstrip(" \t\r\n")
+        first = text[:1]
+        if first and first not in '{["-0123456789tfn':
+            quoted = json.dumps(first)[1:-1] if first != "'" else "\\'"
+            raise refuse(f"invalid character '{quoted}' looking for beginning of value"
+                         ) from None
+        raise refuse("invalid continue token") from None
+
+
 def _validate_list_options(resource_version: str, match: str, continue_token: str) -> None:
     """ValidateListOptions of a (non-watch) list: 422 on ListOptions.meta.k8s.io."""
     causes = []
@@ -729,6 +791,22 @@ def _validate_list_options(resource_version: str, match: str, continue_token: st
                                 ' is forbidden for resourceVersion "0"', "resourceVersionMatch"))
     if causes:
         raise invalid_object("meta.k8s.io", "ListOptions", "", causes)
+
+
+def _validate_delete_options(options: Json) -> None:
+    """ValidateDeleteOptions, checked before the object is looked up."""
+    policy = options.get("propagationPolicy")
+    causes = []
+    if options.get("orphanDependents") is not None and policy is not None:
+        causes.append(Cause("FieldValueInvalid", f"Invalid value: {json.dumps(policy)}:"
+                            " orphanDependents and deletionPropagation cannot be both set",
+                            "propagationPolicy"))
+    if policy is not None and policy not in ("Background", "Foreground", "Orphan"):
+        causes.append(Cause("FieldValueNotSupported", f"Unsupported value: {json.dumps(policy)}:"
+                            ' supported values: "Foreground", "Background", "Orphan", "nil"',
+                            "propagationPolicy"))
+    if causes:
+        raise invalid_object("meta.k8s.io", "DeleteOptions", "", causes)
 
 
 def _default_propagation(rt: ResourceType, obj: Json, options: Json) -> str:

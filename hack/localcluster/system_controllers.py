@@ -265,8 +265,11 @@ class SystemControllers:
                 if ref.get("blockOwnerDeletion"):
                     blocking += 1
                 if not dep["metadata"].get("deletionTimestamp"):
-                    self._delete(dep_resource, dep,
-                                 "Foreground" if ref.get("blockOwnerDeletion") else "Background")
+                    # As the real collector: a dependent with dependents of its own goes in the
+                    # foreground; one without is simply deleted.
+                    has_own = any(True for _ in self.ops.storage.dependents(
+                        dep["metadata"]["uid"]))
+                    self._delete(dep_resource, dep, "Foreground" if has_own else "Background")
             if blocking == 0:
                 self._remove_finalizer(resource, obj, "foregroundDeletion")
 

@@ -11,6 +11,8 @@ import signal
 from dataclasses import replace
 from pathlib import Path
 
+from controller.log_config import FORMATS, LEVELS, configure_logging
+
 from .config import NodeSimConfig, PodDelays, nodes
 from .simulator import NodeSim
 
@@ -27,6 +29,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="seconds from running to ready for a pod with a readiness probe"
                         " (default: the probe's initialDelaySeconds)")
     p.add_argument("--keep-nodes", action="store_true", help="leave the nodes on exit")
+    p.add_argument("--log-level", choices=LEVELS, default="info")
+    p.add_argument("--log-format", choices=FORMATS, default="console")
     return p
 
 
@@ -51,7 +55,9 @@ async def _main(args: argparse.Namespace) -> None:
 
 
 def main() -> None:
-    asyncio.run(_main(_parser().parse_args()))
+    args = _parser().parse_args()
+    configure_logging(args.log_level, args.log_format)  # stderr: stdout carries `ready`
+    asyncio.run(_main(args))
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from controller.errors import AlreadyExists, ApiError, NotFound
 from controller.resource import Resource
 from hack.localcluster.simulation.clock import rfc3339, rfc3339_micro
 from hack.localcluster.simulation.config import NodeSpec
-from hack.localcluster.simulation.node_objects import new_node, node_status
+from hack.localcluster.simulation.node_objects import SIMULATED_LABEL, new_node, node_status
 
 from .config import NodeSimConfig
 
@@ -58,7 +58,10 @@ class NodeAgent:
         """Create (or take over) every node, post its Ready status and its lease."""
         for name, (index, spec) in self.specs.items():
             node = new_node(spec, index)
-            node["metadata"]["labels"][OWNER_LABEL] = self.owner
+            labels = node["metadata"]["labels"]
+            # The in-process kubelet runs pods on nodes carrying its label: not on ours.
+            labels.pop(SIMULATED_LABEL, None)
+            labels[OWNER_LABEL] = self.owner
             try:
                 created = await self.client.create(NODES, node)
             except AlreadyExists:

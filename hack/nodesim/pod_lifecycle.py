@@ -17,6 +17,7 @@ volume checks are the in-process kubelet's alone.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 from controller.client import KubeClient
@@ -43,6 +44,8 @@ Json = dict[str, Any]
 Key = tuple[str, str]
 
 PODS = Resource("", "v1", "pods", "Pod")
+#: Seconds a resumed pod that was ready is taken to have been running.
+_LONG_AGO = 86400.0
 JOBS = Resource("batch", "v1", "jobs", "Job")
 
 
@@ -50,17 +53,21 @@ class PodLifecycle:
     """The runs of every pod on this simulator's nodes; `step` moves one pod on."""
 
     def __init__(self, client: KubeClient, delays: PodDelays, behaviors: Behaviors,
-                 workers: Workers, host_ip: Any) -> None:
+                 workers: Workers, host_ip: Callable[[str], str]) -> None:
         self.client = client
         self.delays = delays
         self.behaviors = behaviors
         self.workers = workers
-        self.host_ip = host_ip  # node name -> the node's InternalIP
+        #: Node name -> the node's InternalIP.
+        self.host_ip = host_ip
         self.addresses = PodAddresses()
         self.runs: dict[Key, PodRun] = {}
         self._jobs: dict[Key, Json | None] = {}
         self._written: dict[Key, Json] = {}
         self._deleted: set[Key] = set()
+        #: Pods a previous simulator ran, whose status is not written again if it says the
+        #: same (`_summary`).
+        self._resumed: set[Key] = set()
         #: Status writes and final deletes made, for figures.
         self.status_writes = 0
         self.deletes = 0
@@ -72,6 +79,7 @@ class PodLifecycle:
         self._jobs.pop(key, None)
         self._written.pop(key, None)
         self._deleted.discard(key)
+        self._resumed.discard(key)
         if run is not None:
             self.addresses.release(run.ip)
 
@@ -98,12 +106,19 @@ class PodLifecycle:
 
     async def _admit(self, key: Key, pod: Json) -> PodRun:
         spec = pod.get("spec") or {}
+        status = pod.get("status") or {}
         if spec.get("hostNetwork"):
             ip = self.host_ip(spec.get("nodeName", ""))
+        elif status.get("podIP"):
+            ip = str(status["podIP"])
+            self.addresses.claim(ip)
         else:
             ip = self.workers.allocate(pod, self.addresses)
         run = PodRun(uid=pod["metadata"]["uid"], ip=ip,
-                     since=asyncio.get_running_loop().time(), start_time=rfc3339())
+                     since=asyncio.get_running_loop().time(),
+                     start_time=status.get("startTime") or rfc3339())
+        if _resume(run, status):
+            self._resumed.add(key)
         self.runs[key] = run
         ref = controller_ref(pod)
         job: Json | None = None
@@ -199,9 +214,48 @@ class PodLifecycle:
                             backoff=0.0)
         if self._written.get(key) == _comparable(status):
             return
+        if key in self._resumed:
+            self._resumed.discard(key)
+            if _summary(status) == _summary(pod.get("status") or {}):
+                self._written[key] = _comparable(status)
+                return
         await self.client.patch(PODS, key[0], key[1], {"status": status}, subresource="status")
         self._written[key] = _comparable(status)
         self.status_writes += 1
+
+
+def _resume(run: PodRun, status: Json) -> bool:
+    """A pod a previous simulator ran (a restart with --keep-nodes) goes on where its status
+    says it was, as a restarted kubelet finds its containers still running; True if it
+    did."""
+    first = (status.get("containerStatuses") or [{}])[0]
+    state = first.get("state") or {}
+    run.restarts = int(first.get("restartCount") or 0)
+    if status.get("phase") == "Running" and "running" in state:
+        run.stage = RUNNING
+        run.started_at = str(state["running"].get("startedAt") or rfc3339())
+        if any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in status.get("conditions") or ()):
+            run.since -= _LONG_AGO  # its readiness delay (and a Job's run) long over
+    elif status.get("phase") in ("Succeeded", "Failed"):
+        terminated = state.get("terminated") or {}
+        run.stage = SUCCEEDED if status["phase"] == "Succeeded" else FAILED
+        run.last_exit = terminated.get("exitCode")
+        run.started_at = str(terminated.get("startedAt") or "")
+        run.finished_at = str(terminated.get("finishedAt") or "")
+    else:
+        return False
+    return True
+
+
+def _summary(status: Json) -> Json:
+    """What a reader of a pod's status acts on: phase, address, conditions, container states."""
+    return {"phase": status.get("phase"), "podIP": status.get("podIP"),
+            "conditions": sorted((c.get("type"), c.get("status"))
+                                 for c in status.get("conditions") or ()),
+            "containers": [(c.get("name"), c.get("ready"), c.get("restartCount"),
+                            sorted(c.get("state") or {}))
+                           for c in status.get("containerStatuses") or ()]}
 
 
 def _comparable(status: Json) -> Json:

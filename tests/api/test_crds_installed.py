@@ -198,3 +198,19 @@ async def test_both_versions_are_served_and_the_hub_is_stored(
     result = await kubectl.run("get", "dynamomodels.v1beta1.nvidia.com", "qwen3", "-n", "dynamo")
     assert result.code != 0
     assert "conversion webhook for nvidia.com/v1alpha1, Kind=DynamoModel failed" in result.stderr
+
+
+async def test_kubectl_warns_once_of_the_deprecated_v1alpha1(
+    kubectl: Kubectl, api: client.ApiClient
+) -> None:
+    await _install(kubectl, api)
+    applied = await kubectl.run("apply", "-f", str(MANIFESTS / "dgd-sglang-multinode.yaml"))
+    assert applied.check().stderr.splitlines() == [
+        "Warning: nvidia.com/v1alpha1 DynamoGraphDeployment is deprecated;"
+        " use nvidia.com/v1beta1 DynamoGraphDeployment"
+    ]
+    listed = await kubectl.run("get", ALPHA["dgd"], "-A", "-o", "name")
+    assert len(listed.check().stderr.splitlines()) == 1
+    # The original does not deprecate the DynamoModel's v1alpha1.
+    model = await kubectl.run("apply", "-f", str(MANIFESTS / "dm-base.yaml"))
+    assert model.check().stderr == ""

@@ -10,8 +10,16 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
+from aiohttp.test_utils import make_mocked_request
 
-from hack.localcluster.deprecation import default_warning, warning_of
+from hack.localcluster.deprecation import (
+    WARNING_KEY,
+    add_warning,
+    default_warning,
+    warning_errors,
+    warning_of,
+)
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl
 
@@ -64,6 +72,7 @@ def apple(name: str, version: str = "v1alpha1") -> Json:
             "metadata": {"name": name, "namespace": "default"}, "spec": {"color": "red"}}
 
 
+@pytest.mark.kubectl
 async def test_every_request_to_the_deprecated_version_is_warned(
         cluster: LocalCluster, kubectl: Kubectl) -> None:
     await kubectl("apply", "-f", "-", stdin=json.dumps(crd()))
@@ -115,3 +124,39 @@ async def test_kubectl_prints_the_warning_once(kubectl: Kubectl) -> None:
     # The preferred version, v1, is not deprecated: no warning.
     plain = await kubectl.run("get", "apples", "-o", "name")
     assert plain.check().stderr == ""
+
+
+async def test_the_deprecation_warning_goes_before_the_later_ones_once() -> None:
+    request = make_mocked_request("GET", "/")
+    request[WARNING_KEY] = TEXT
+    response = web.Response(headers={"Warning": '299 - "from a webhook"'})
+    response.headers.add("Warning", HEADER)  # the same text again: sent once
+    await add_warning(request, response)
+    assert response.headers.getall("Warning") == [HEADER, '299 - "from a webhook"']
+    untouched = web.Response(headers={"Warning": '299 - "x"'})
+    await add_warning(make_mocked_request("GET", "/"), untouched)
+    assert untouched.headers.getall("Warning") == ['299 - "x"']
+
+
+def test_what_the_crd_api_refuses_in_a_deprecation_warning() -> None:
+    assert warning_errors({"deprecated": True}) == []
+    assert warning_errors({"deprecated": True, "deprecationWarning": "fine"}) == []
+    assert warning_errors({"deprecationWarning": "x"}) == [
+        "can only be set for deprecated versions"]
+    assert warning_errors({"deprecated": True, "deprecationWarning": ""}) == [
+        "must not be an empty string"]
+    assert warning_errors({"deprecated": True, "deprecationWarning": "é" * 129}) == [
+        "must be <= 256 characters long"]  # bytes, as Go counts them
+    assert warning_errors({"deprecated": True, "deprecationWarning": "éa\tb"}) == [
+        "must only contain printable UTF-8 characters; non-printable character found at"
+        " index 3"]
+
+
+@pytest.mark.kubectl
+async def test_a_refused_deprecation_warning(kubectl: Kubectl) -> None:
+    bad = crd()
+    bad["spec"]["versions"][1]["deprecationWarning"] = "v1 is \"fine\"\t"
+    result = await kubectl.run("apply", "-f", "-", stdin=json.dumps(bad))
+    assert result.code != 0
+    assert ('spec.versions[1].deprecationWarning: Invalid value: "v1 is \\"fine\\"\\t": can only'
+            " be set for deprecated versions") in result.stderr

@@ -107,6 +107,7 @@ def assert_unprocessable(err: ApiError) -> None:
         "status": "Failure",
         "message": UNPROCESSABLE,
         "reason": "Invalid",
+        "details": {},  # as the real 1.20 server writes it (tests/realcluster differential)
         "code": 422,
     }
 

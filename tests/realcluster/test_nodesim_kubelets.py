@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
+import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -24,6 +26,7 @@ from hack.nodesim import NodeSim, NodeSimConfig, PodDelays, nodes
 pytestmark = pytest.mark.timeout(120, func_only=True)
 
 Json = dict[str, Any]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -180,3 +183,27 @@ async def test_dynamo_worker_pod_serves_http(kubectl: Kubectl, sim: NodeSim, ns:
             session.get(f"http://{ip}:9090/health") as response:
         assert response.status == 200
         assert (await response.json())["status"] == "healthy"
+
+
+async def test_command_line_runs_until_sigterm(kubectl: Kubectl, real_kubeconfig: Path) -> None:
+    prefix = f"cli-{uuid.uuid4().hex[:4]}"
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "hack.nodesim", "--kubeconfig", str(real_kubeconfig),
+        "--nodes", "1", "--gpus", "2", "--name-prefix", prefix,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        cwd=ROOT)
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), 30)
+        assert line.decode().strip() == "ready 1 nodes"
+        node = await _get(kubectl, "node", f"{prefix}-0")
+        assert node["status"]["capacity"]["nvidia.com/gpu"] == "2"
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 30) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    # It deletes its nodes on the way out (their Leases go with them, by owner reference).
+    gone = await kubectl.run("get", "node", f"{prefix}-0")
+    assert gone.code != 0 and "NotFound" in gone.stderr

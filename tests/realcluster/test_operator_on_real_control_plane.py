@@ -53,6 +53,10 @@ def _v1alpha1_only(crd: Json) -> Json:
 
 @pytest.fixture
 async def crds(kubectl: Kubectl) -> None:
+    await _install_v1alpha1_only(kubectl)
+
+
+async def _install_v1alpha1_only(kubectl: Kubectl) -> None:
     docs = [_v1alpha1_only(yaml.safe_load(path.read_text())) for path in CRD_FILES]
     # Client-side: a server-side apply is refused as well ("x-kubernetes-validations: field
     # not declared in schema"), since 1.20's typed schema of CRDs lacks the field.
@@ -310,10 +314,16 @@ async def _holds(env: Env, prefix: str) -> bool:
 
 async def test_a_restarted_operator_makes_no_writes(
         env: Env, sim: NodeSim, operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
-    first = await operators("op-1")
+    flags, _, metrics = _ports()
+    first = await operators("op-1", *flags)
     await _apply_example(env, "vllm-disagg")
     await _wait_ready(env, "vllm-disagg")
     await asyncio.sleep(3)  # the last status writes land (the status pacer holds up to 2 s)
+    # The counter counts: the first operator's creates, status writes and events.
+    first_writes = await _writes(metrics)
+    assert first_writes["POST"] >= 7 and first_writes["PUT"] + first_writes["PATCH"] >= 4, (
+        first_writes)
+    versions = await _versions(env)
     await first.kill(signal.SIGTERM)
     flags, probes, metrics = _ports()
     # Without leader election: lease renewals are the only writes an idle leader makes.
@@ -336,8 +346,23 @@ async def test_a_restarted_operator_makes_no_writes(
     text = (await _http(metrics, "/metrics"))[1]
     reads = _sum(text, "rest_client_requests_total", method="GET")
     assert sum(writes.values()) == 0, writes
+    # The API server agrees: what only the operator writes kept its resourceVersion.
+    assert await _versions(env) == versions
     assert await _ready(env, "vllm-disagg")
-    print(f"restart: {int(reads)} reads (lists and watches), 0 writes")
+    print(f"first run: {int(sum(first_writes.values()))} writes; restart: {int(reads)} reads"
+          " (discovery, lists and watches), 0 writes")
+
+
+async def _versions(env: Env) -> dict[str, str]:
+    """resourceVersions of what only the operator writes: the graph, its components and
+    Services, and the Deployments' generation (their status is the controller-manager's)."""
+    out = {}
+    for kind in (DGD, DCD, "services"):
+        for item in (await env.get(kind))["items"]:
+            out[f"{kind}/{item['metadata']['name']}"] = item["metadata"]["resourceVersion"]
+    for item in (await env.get("deployments"))["items"]:
+        out[f"deployment/{item['metadata']['name']}"] = str(item["metadata"]["generation"])
+    return out
 
 
 async def test_missing_apis_are_named_once_and_the_operator_runs_on(
@@ -363,3 +388,67 @@ async def test_missing_apis_are_named_once_and_the_operator_runs_on(
     assert retries == [], retries[:3]
     print(f"operator log: {missing[0]['event']}: {missing[0]['api']} {missing[0]['resource']}"
           f" ({missing[0]['hint']})")
+
+
+WEBHOOK = "vdynamographdeployment.kb.io"
+CONFIGURATION = "dynamo-operator-validating"
+LONG_SERVICE = "AServiceNameThatIsFarTooLongForGroveObjectNames"
+
+
+async def test_the_real_api_server_calls_the_webhooks(
+        env: Env, kubectl: Kubectl, sim: NodeSim,
+        operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
+    """Admission and conversion webhooks served by the operator on this host (`--webhook-url`),
+    called by kube-apiserver: a v1beta1 graph stored as v1alpha1 and read back in both, and a
+    mistake refused with the operator's words."""
+    docs = [yaml.safe_load(path.read_text()) for path in CRD_FILES]  # both versions served
+    await kubectl("apply", "--validate=false", "-f", "-", stdin=yaml.safe_dump_all(docs))
+    port = free_port()
+    url = f"https://127.0.0.1:{port}"
+    flags, _, metrics = _ports()
+    try:
+        # Without leader election: lease renewals (every 0.5 s here) are writes too.
+        await operators("op", "--enable-webhooks", "--webhook-port", str(port),
+                        "--webhook-url", url, "--leader-elect=false", *flags)
+
+        async def pointed() -> bool:
+            crd = await env.get("crd", "dynamographdeployments.nvidia.com")
+            config = crd["spec"]["conversion"].get("webhook", {}).get("clientConfig", {})
+            vwc = await env.get("validatingwebhookconfiguration", CONFIGURATION)
+            return (config.get("url") == f"{url}/convert" and bool(config.get("caBundle"))
+                    and vwc is not None)
+
+        await eventually(pointed, within=WITHIN, interval=0.5,
+                         what="the CRD and the webhook configuration pointed at the operator")
+        bad = json.dumps({
+            "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+            "metadata": {"name": "bad"},
+            "spec": {"backendFramework": "vllm", "services": {LONG_SERVICE: {
+                "componentType": "frontend", "replicas": 1}}}})
+
+        async def refused() -> str:
+            code, err = await env.k_result("apply", "--dry-run=server", "-f", "-", stdin=bad)
+            return err if code != 0 and "admission webhook" in err else ""
+
+        err = await eventually(refused, within=WITHIN, interval=0.5, what="a refusal")
+        assert f'admission webhook "{WEBHOOK}" denied the request: ' in err, err
+        assert f"spec.services.{LONG_SERVICE}" in err, err
+        # A v1beta1 graph goes through the conversion webhook into storage (v1alpha1).
+        await env.k("apply", "-f", str(EXAMPLES / "v1beta1" / "vllm-agg.yaml"))
+        await _wait_ready(env, "vllm-agg")
+        beta = await env.get("dynamographdeployments.v1beta1.nvidia.com", "vllm-agg")
+        alpha = await env.get(DGD, "vllm-agg")
+        assert beta["apiVersion"] == "nvidia.com/v1beta1"
+        assert alpha["apiVersion"] == "nvidia.com/v1alpha1" and alpha["spec"]["services"]
+        # Settled, the keepers write nothing more (a 1.20 server drops fields it does not
+        # know: a keeper comparing against them would rewrite forever).
+        await asyncio.sleep(3)
+        settled = await _writes(metrics)
+        await asyncio.sleep(12)  # longer than the keepers' 10 s interval
+        assert await _writes(metrics) == settled
+    finally:
+        # Nothing of this operator's outlives it: its webhook configuration (failure policy
+        # Fail) and the CRDs' conversion pointing at it.
+        await kubectl.run("delete", "validatingwebhookconfiguration", CONFIGURATION,
+                          "--ignore-not-found")
+        await _install_v1alpha1_only(kubectl)

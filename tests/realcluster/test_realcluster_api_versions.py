@@ -7,8 +7,9 @@ them. The same scenario runs against both servers: `/apis` and `/apis/nvidia.com
 the highest served version, preferred over v1alpha1, the storage version), the resource lists
 of both versions, the `Warning` headers of requests to each version (the deprecated v1alpha1
 of DGD, DCD and DGDR on every verb, errors included; none for the others), a CRD whose
-deprecated version has no `deprecationWarning` (the server's default text), and what kubectl
-prints on stderr. What each answers is compared.
+deprecated version has no `deprecationWarning` (the server's default text), what kubectl
+prints on stderr, and the deprecationWarnings the CRD API refuses. What each answers is
+compared.
 """
 
 from __future__ import annotations
@@ -62,6 +63,27 @@ def _default_warning_crd() -> Json:
                                "listKind": "PearList"}}}
 
 
+#: deprecationWarnings the CRD API refuses: (deprecated, text).
+REFUSED_WARNINGS = {
+    "on a version not deprecated": (False, "old"),
+    "empty": (True, ""),
+    "too long": (True, "x" * 257),
+    "with a tab": (True, "old\tversion"),
+    "with a control character": (True, "old\u0085é"),
+}
+
+
+async def _refusal(client: KubeClient, deprecated: bool, text: str) -> Any:
+    crd = _default_warning_crd()
+    crd["spec"]["versions"][0].update(deprecated=deprecated, deprecationWarning=text)
+    try:
+        await client.create(CRDS, crd)
+    except ApiError as err:
+        return err.code, err.message
+    await client.delete(CRDS, None, crd["metadata"]["name"])
+    return "accepted"
+
+
 class _Recorder(WarningLog):
     """Keeps every `Warning` header value, not only the first of each text."""
 
@@ -102,6 +124,8 @@ async def _scenario(kubeconfig: Path, kubectl: Kubectl,
         seen[name] = (outcome, [t for v in recorder.values for t in parse_warning_header(v)])
 
     try:
+        for case, (deprecated, text) in REFUSED_WARNINGS.items():
+            seen[f"deprecationWarning {case}"] = await _refusal(client, deprecated, text)
         for crd in crds:
             await client.create(CRDS, crd)
 

@@ -31,6 +31,14 @@ def subject_access_review(authorizer: Authorizer | None, body: Any,
     assert isinstance(spec, dict)
     meta = dict(body.get("metadata") or {})
     causes: list[Cause] = []
+    resource_attrs, non_resource = spec.get("resourceAttributes"), spec.get("nonResourceAttributes")
+    if resource_attrs is not None and non_resource is not None:
+        causes.append(invalid("spec.nonResourceAttributes", non_resource,
+                              "cannot be specified in combination with resourceAttributes"))
+    if resource_attrs is None and non_resource is None:
+        causes.append(invalid("spec.resourceAttributes", "null",
+                              "exactly one of nonResourceAttributes or resourceAttributes must be"
+                              " specified"))
     if not spec.get("user") and not spec.get("groups"):
         causes.append(invalid("spec.user", spec.get("user", ""),
                               "at least one of user or group must be specified"))
@@ -48,7 +56,8 @@ def subject_access_review(authorizer: Authorizer | None, body: Any,
                                   resource.get("namespace", ""),
                                   "must match metadata.namespace"))
     if causes:
-        raise invalid_object("authorization.k8s.io", kind, str(meta.get("name", "")), causes)
+        # NewInvalid(Kind(review.Kind), "", ...): the decoded review's Kind is empty there.
+        raise invalid_object("authorization.k8s.io", "", "", causes)
     extra = spec.get("extra") if isinstance(spec.get("extra"), dict) else {}
     assert isinstance(extra, dict)
     user = UserInfo(str(spec.get("user", "")), tuple(str(g) for g in spec.get("groups") or ()),

@@ -42,10 +42,22 @@ _DOCS = {
     "node.runtime": "ContainerRuntime Version reported by the node through runtime remote API "
     "(e.g. containerd://1.4.2).",
     "secret.type": "Used to facilitate programmatic handling of secret data.",
-    "secret.data": "Data contains the secret data.",
+    "secret.data": "Data contains the secret data. Each key must consist of alphanumeric "
+    "characters, '-', '_' or '.'. The serialized form of the secret data is a base64 encoded "
+    "string, representing the arbitrary (possibly non-string) data value here. Described in "
+    "https://tools.ietf.org/html/rfc4648#section-4",
     "sa.secrets": "Secrets is a list of the secrets in the same namespace that pods running using "
-    "this ServiceAccount are allowed to use.",
-    "cm.data": "Data contains the configuration data.",
+    "this ServiceAccount are allowed to use. Pods are only limited to this list if this service "
+    "account has a \"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The "
+    "\"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer "
+    "separate namespaces to isolate access to mounted secrets. This field should not be used to "
+    "find auto-generated service account token secrets for use outside of pods. Instead, tokens "
+    "can be requested directly using the TokenRequest API, or service account token secrets can "
+    "be manually created. More info: https://kubernetes.io/docs/concepts/configuration/secret",
+    "cm.data": "Data contains the configuration data. Each key must consist of alphanumeric "
+    "characters, '-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData "
+    "field. The keys stored in Data must not overlap with the keys in the BinaryData field, this "
+    "is enforced during validation process.",
     "endpoints.subsets": "The set of all endpoints is the union of all subsets.",
 }
 

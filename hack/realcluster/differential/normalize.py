@@ -10,6 +10,10 @@ from typing import Any
 _UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
 _PORT = re.compile(r"127\.0\.0\.1:\d+")
+#: Go's %#v of a pointer prints its address.
+_POINTER = re.compile(r"\(0x[0-9a-f]+\)")
+#: an object printed into a message (a patch's result) carries its resourceVersion.
+_EMBEDDED_RV = re.compile(r'(resourceVersion\\*":\\*")(\d+)')
 _RV_KEYS = {"resourceVersion"}
 _TIME_KEYS = {"creationTimestamp", "deletionTimestamp", "time", "lastTransitionTime"}
 
@@ -32,6 +36,8 @@ class Normalizer:
             value = pattern.sub(replacement, value)
         value = _UID.sub(lambda m: self._token("uid", m.group(0)), value)
         value = _TIME.sub("TIME", value)
+        value = _POINTER.sub("(0xPTR)", value)
+        value = _EMBEDDED_RV.sub(lambda m: m.group(1) + self._token("rv", m.group(2)), value)
         return _PORT.sub("127.0.0.1:PORT", value)
 
     def __call__(self, value: Any, key: str = "") -> Any:
@@ -40,11 +46,12 @@ class Normalizer:
         if isinstance(value, list | tuple):
             return [self(v) for v in value]
         if isinstance(value, str):
-            if key in _RV_KEYS and value:
+            last = key.rsplit(".", 1)[-1]  # recorders name values by dotted paths
+            if last in _RV_KEYS and value:
                 return self._token("rv", value)
-            if key in _TIME_KEYS and value:
+            if last in _TIME_KEYS and value:
                 return "TIME"
-            if key == "continue" and value:
+            if last == "continue" and value:
                 return "CONTINUE"
             return self.text(value)
         return value

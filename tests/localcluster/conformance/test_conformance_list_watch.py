@@ -209,7 +209,8 @@ async def test_too_large_resource_version_is_504(core: client.CoreV1Api, raw: Ra
         resp = await raw.get(CM, params={"resourceVersion": too_large,
                                          "resourceVersionMatch": match})
         status = assert_status(resp, 504, "Timeout")
-        assert status["message"].startswith(f"Too large resource version: {too_large}")
+        assert status["message"].startswith(
+            f"Timeout: Too large resource version: {too_large}")
         assert status["details"]["causes"][0]["reason"] == "ResourceVersionTooLarge"
         assert status["details"]["retryAfterSeconds"] == 1
 

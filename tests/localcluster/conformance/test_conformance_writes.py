@@ -266,10 +266,12 @@ async def test_dry_run_writes_nothing(core: client.CoreV1Api, cluster: LocalClus
         NS, {"metadata": {"name": "real"}}, dry_run="All"), 409, "AlreadyExists")
 
 
-async def test_unknown_dry_run_value_is_400(raw: Raw) -> None:
+async def test_unknown_dry_run_value_is_422(raw: Raw) -> None:
     resp = await raw.request("POST", CM_PATH, body={"metadata": {"name": "x"}},
                              params={"dryRun": "Yes"})
-    assert_status(resp, 400, "BadRequest")
+    status = assert_status(resp, 422, "Invalid")  # ValidateDryRun, as real 1.20 answers
+    assert status["message"] == ('CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported'
+                                 ' value: []string{"Yes"}: supported values: "All"')
 
 
 # --- delete -----------------------------------------------------------------------------------
@@ -279,12 +281,13 @@ async def test_delete_preconditions(core: client.CoreV1Api) -> None:
     cm = await core.create_namespaced_config_map(NS, {"metadata": {"name": "pre"}})
     status = await expect_error(core.delete_namespaced_config_map(
         "pre", NS, body={"preconditions": {"uid": "0000"}}), 409, "Conflict")
-    assert status["message"] == (
-        'Operation cannot be fulfilled on configmaps "pre": Precondition failed: UID in'
-        f" precondition: 0000, UID in object meta: {cm.metadata.uid}")
+    assert status["message"] == (  # rest.BeforeDelete's words, as real 1.20 answers
+        'Operation cannot be fulfilled on ConfigMap "pre": the UID in the precondition (0000)'
+        f" does not match the UID in record ({cm.metadata.uid}). The object might have been"
+        " deleted and then recreated")
     status = await expect_error(core.delete_namespaced_config_map(
         "pre", NS, body={"preconditions": {"resourceVersion": "1"}}), 409, "Conflict")
-    assert "Precondition failed: ResourceVersion in precondition: 1" in status["message"]
+    assert "the ResourceVersion in the precondition (1) does not match" in status["message"]
     done = await core.delete_namespaced_config_map("pre", NS, body={"preconditions": {
         "uid": cm.metadata.uid, "resourceVersion": cm.metadata.resource_version}})
     assert done.status == "Success"

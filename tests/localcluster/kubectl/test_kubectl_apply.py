@@ -130,6 +130,8 @@ async def test_apply_of_an_invalid_custom_resource_prints_the_422(widgets: Kubec
         lines = result.stderr.splitlines()
         assert lines[0] == 'The Widget "bad" is invalid: ', args
         assert sorted(lines[1:]) == [
+            # the scale subresource's own check, as a real API server adds it
+            "* .spec.replicas: Invalid value: -1: should be a non-negative integer",
             "* spec.replicas: Invalid value: -1: spec.replicas in body should be greater"
             " than or equal to 0",
             '* spec.size: Unsupported value: "huge": supported values: "small", "medium",'

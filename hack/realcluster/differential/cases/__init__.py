@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from ..model import Case
-from . import apply, deletion, errors, lists, rbac, subresources, webhooks
+from . import apply, conversion, deletion, errors, lists, rbac, subresources, webhooks
 from .setup import setup
 
 ALL: list[Case] = [*errors.CASES, *lists.CASES, *deletion.CASES, *apply.CASES,
-                   *subresources.CASES, *rbac.CASES, *webhooks.CASES]
+                   *subresources.CASES, *rbac.CASES, *webhooks.CASES,
+                   *conversion.CASES]
 
 __all__ = ["ALL", "setup"]

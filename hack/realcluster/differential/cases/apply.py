@@ -3,7 +3,10 @@ content type with their errors."""
 
 from __future__ import annotations
 
-from ..model import APPLY, JSON_PATCH, MERGE, STRATEGIC, Case, case, fields, get, patch, put
+from collections.abc import Mapping
+from typing import Any
+
+from ..model import APPLY, JSON_PATCH, MERGE, STRATEGIC, Case, Step, case, fields, get, patch, put
 from .paths import CM, DEPLOY, GADGETS, cm, deployment, gadget
 
 ONE = f"{CM}/a"
@@ -12,11 +15,11 @@ OWNERS = fields("data", "metadata.managedFields.0.manager", "metadata.managedFie
                 "metadata.managedFields.0.fieldsV1", "metadata.managedFields.1.fieldsV1")
 
 
-def _apply(body: object, manager: str | None = "alice", force: bool = False, path: str = ONE,
-           **kw: object) -> object:
-    params = {**({"fieldManager": manager} if manager else {}),
-              **({"force": "true"} if force else {}), **kw.pop("params", {})}  # type: ignore
-    return patch(path, body, APPLY, params=params, **kw)  # type: ignore[arg-type]
+def _apply(body: Any, manager: str | None = "alice", force: bool = False, path: str = ONE,
+           params: Mapping[str, str] | None = None, **kw: Any) -> Step:
+    sent = {**({"fieldManager": manager} if manager else {}),
+            **({"force": "true"} if force else {}), **(params or {})}
+    return patch(path, body, APPLY, params=sent, **kw)
 
 
 def _apply_cases() -> list[Case]:

@@ -3,7 +3,7 @@ kinds: names, validation, conflicts, bodies that do not decode, unknown paths an
 
 from __future__ import annotations
 
-from ..model import Case, case, delete, get, post, put
+from ..model import Case, case, delete, fields, get, post, put
 from .paths import CM, DEPLOY, NAMESPACES, SA, SECRETS, SERVICES, cm, deployment, secret
 
 LONG = "a" * 254
@@ -18,6 +18,8 @@ def _bad_configmaps() -> list[Case]:
         "cm-name-missing": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}},
         "cm-generate-name-bad": {"apiVersion": "v1", "kind": "ConfigMap",
                                  "metadata": {"generateName": "Bad_"}},
+        "cm-generate-name-ok": {"apiVersion": "v1", "kind": "ConfigMap",
+                                "metadata": {"generateName": "fine-"}},
         "cm-data-key-space": cm("x", {"a b": "v"}),
         "cm-data-key-slash": cm("x", {"a/b": "v"}),
         "cm-data-key-dotdot": cm("x", {"..": "v"}),
@@ -46,7 +48,9 @@ def _bad_configmaps() -> list[Case]:
         "cm-unknown-field-ok": {**cm("x"), "extra": True},
         "cm-immutable-ok": {**cm("x"), "immutable": True},
     }
-    return [case(i, post(CM, b)) for i, b in bodies.items()]
+    # generateName's random suffix (five characters) is scrubbed.
+    return [case(i, post(CM, b), scrub=((r"Bad_[a-z0-9]{5}\b", "Bad_XXXXX"),))
+            for i, b in bodies.items()]
 
 
 def _bad_secrets() -> list[Case]:
@@ -115,6 +119,15 @@ def _other_kinds() -> list[Case]:
             "type": "Weird", "ports": [{"port": 80}]}})),
         case("svc-dup-port-names", post(SERVICES, {**svc, "spec": {"ports": [
             {"name": "a", "port": 80}, {"name": "a", "port": 81}]}})),
+        case("svc-port-too-big", post(SERVICES, {**svc, "spec": {"ports": [
+            {"port": 80, "targetPort": 70000}]}})),
+        case("svc-port-name-bad", post(SERVICES, {**svc, "spec": {"ports": [
+            {"name": "Web_1", "port": 80}]}})),
+        case("svc-two-ports-unnamed", post(SERVICES, {**svc, "spec": {"ports": [
+            {"port": 80}, {"port": 81}]}})),
+        case("svc-ok", post(SERVICES, {**svc, "spec": {"ports": [{"port": 80}]}},
+                            record=fields("spec.ports", "spec.type",
+                                          "spec.sessionAffinity"))),
     ]
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Case, case, fields, get, patch, post, delete
+from ..model import Case, case, delete, fields, get, patch, post
 from .paths import BINDINGS, CM, DEPLOY, NAMESPACES, ROLES, SECRETS, cm
 
 ALICE = {"Impersonate-User": "alice"}
 SA_USER = {"Impersonate-User": "system:serviceaccount:${ns}:robot"}
 SAR = "/apis/authorization.k8s.io/v1/subjectaccessreviews"
+CLUSTER_ROLES = "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+CLUSTER_BINDINGS = "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"
 
 
 def _role(name: str, rules: list[dict[str, Any]]) -> Any:
@@ -36,7 +38,7 @@ def _granted(id: str, *steps: Any) -> Case:
 
 
 def _denials() -> list[Case]:
-    as_alice = {"headers": ALICE}
+    as_alice: dict[str, Any] = {"headers": ALICE}
     return [
         case("rbac-get-denied", get(f"{CM}/a", **as_alice)),
         case("rbac-list-denied", get(CM, **as_alice)),
@@ -66,7 +68,7 @@ def _denials() -> list[Case]:
 
 
 def _grants() -> list[Case]:
-    as_alice = {"headers": ALICE}
+    as_alice: dict[str, Any] = {"headers": ALICE}
     return [
         _granted("rbac-granted-get", get(f"{CM}/a", **as_alice, record=fields("data"))),
         _granted("rbac-granted-list", get(CM, **as_alice, record=fields("kind"))),
@@ -108,6 +110,21 @@ def _grants() -> list[Case]:
              _bind("b", "r1", ALICE_SUBJECT),
              patch(f"{BINDINGS}/b", {"roleRef": {"apiGroup": "rbac.authorization.k8s.io",
                                                  "kind": "Role", "name": "r2"}})),
+        case("rbac-role-nonresource-refused", post(ROLES, {"metadata": {"name": "r"}, "rules": [
+            {"verbs": ["get"], "nonResourceURLs": ["/healthz"]}]})),
+        case("rbac-clusterrole-nonresource-ok", post(CLUSTER_ROLES, {
+            "metadata": {"name": "${ns}-cr"}, "rules": [
+                {"verbs": ["get"], "nonResourceURLs": ["/healthz"]}]}, record=fields("rules"))),
+        case("rbac-clusterrole-mixed-refused", post(CLUSTER_ROLES, {
+            "metadata": {"name": "${ns}-cr"}, "rules": [
+                {"verbs": ["get"], "nonResourceURLs": ["/x"], "resources": ["pods"]}]})),
+        case("rbac-clusterbinding-sa-needs-namespace", post(CLUSTER_BINDINGS, {
+            "metadata": {"name": "${ns}-crb"}, "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+            "subjects": [{"kind": "ServiceAccount", "name": "robot"}]})),
+        case("rbac-binding-defaults", post(BINDINGS, {
+            "metadata": {"name": "b"}, "roleRef": {"kind": "Role", "name": "r"},
+            "subjects": [ALICE_SUBJECT | {"apiGroup": ""}]}, record=fields("roleRef", "subjects"))),
         case("rbac-binding-bad-subject-kind", post(BINDINGS, {
             "metadata": {"name": "b"}, "roleRef": {
                 "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},

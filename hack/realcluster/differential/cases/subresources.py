@@ -11,6 +11,8 @@ from .paths import CM, DEPLOY, GADGETS, NAMESPACES, SA, SECRETS, cm, deployment,
 
 DGDSA = "/apis/nvidia.com/v1alpha1/namespaces/${ns}/dynamographdeploymentscalingadapters"
 MODELS = "/apis/nvidia.com/v1alpha1/namespaces/${ns}/dynamomodels"
+_OLD_NAMES_LINK = "http://kubernetes.io/docs/user-guide/identifiers#names"
+_NAMES_LINK = "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
 SCALE = fields("apiVersion", "kind", "spec", "status", "metadata.name")
 G = f"{GADGETS}/g"
 
@@ -20,7 +22,9 @@ def table(answer: Answer) -> Any:
     if answer.code >= 400 or not isinstance(answer.json, dict):
         return [answer.code, answer.json if answer.code >= 400 else answer.text[:200]]
     body = answer.json
-    columns = body.get("columnDefinitions") or []
+    # The one documentation change every table shows: ObjectMeta.name's link moved after 1.20.
+    columns = [{**c, "description": str(c.get("description", "")).replace(
+        _OLD_NAMES_LINK, _NAMES_LINK)} for c in body.get("columnDefinitions") or []]
     timed = {i for i, c in enumerate(columns) if c.get("name") in ("Age", "Created At")}
     return [answer.code, body.get("kind"), body.get("apiVersion"), columns,
             [[None if i in timed else cell for i, cell in enumerate(row.get("cells", []))]
@@ -124,9 +128,15 @@ def _subresources() -> list[Case]:
         case("dgdsa-negative", post(DGDSA, _dgdsa("s", -1))),
         case("model-defaults", post(MODELS, _model("m"), record=fields("spec"))),
         case("model-bad-type", post(MODELS, _model("m", modelType="huge"))),
-        case("gadget-invalid-many", post(GADGETS, gadget("g", size=11, mode="warp",
-                                                         name="ABCDEFGHIJ",
-                                                         tags=["a", "b", "c"]))),
+        case("gadget-size-too-big", post(GADGETS, gadget("g", size=11))),
+        case("gadget-size-negative", post(GADGETS, gadget("g", size=-1))),
+        case("gadget-mode-enum", post(GADGETS, gadget("g", mode="warp"))),
+        case("gadget-name-too-long", post(GADGETS, gadget("g", name="abcdefghij"))),
+        case("gadget-name-pattern", post(GADGETS, gadget("g", name="ABC"))),
+        case("gadget-tags-too-many", post(GADGETS, gadget("g", tags=["a", "b", "c"]))),
+        case("gadget-tags-wrong-item", post(GADGETS, gadget("g", tags=[1]))),
+        case("gadget-spec-not-object", post(GADGETS, {**gadget("g"), "spec": "x"})),
+        case("gadget-name-invalid", post(GADGETS, gadget("G_1"))),
         case("gadget-unknown-field-pruned", post(GADGETS, {**gadget("g", size=1),
                                                           "extra": 1},
                                                  record=fields("spec", "extra"))),
