@@ -5,10 +5,11 @@ collector and lease machinery do their part, and the operator must get along wit
 Our CRDs go in as `kubectl apply --validate=false`: kubectl 1.20's schema check does not know
 `x-kubernetes-validations` (CEL, Kubernetes 1.25+; a server-side apply is refused for the same
 reason), and the 1.20 server accepts the CRDs and silently drops those rules. These operators
-serve no webhooks, so the CRDs serve v1alpha1 only (v1beta1 `served: false`, no conversion):
-otherwise every client that prefers v1beta1 (kubectl, the garbage collector, the namespace
-controller) would need the conversion webhook. The conversion webhook on the real server is
-`test_realcluster_conversion.py`'s.
+serve no webhooks, while the DGD, DCD and DGDR are stored as v1beta1 and the tests write
+v1alpha1 manifests (and kubectl, the garbage collector and the namespace controller prefer
+v1beta1): the CRDs convert through the operator's conversion webhook served in-process by the
+test bed (`hack.our_crds`), which the real API server on this host calls as it would the
+operator's. `test_the_real_api_server_calls_the_webhooks` points them at the operator's own.
 
 Each test has its own namespace, simulated nodes and operator processes (from
 e2e/e2e_support.py, as the e2e tests start them).
@@ -32,6 +33,7 @@ import yaml
 from e2e.e2e_support import DCD, DGD, DGDSA, EXAMPLES, Env, OperatorProcess
 from hack.localcluster.testing import Kubectl, eventually
 from hack.nodesim import NodeSim, NodeSimConfig, PodDelays, nodes
+from hack.our_crds import our_crds
 from hack.processes import free_port
 
 pytestmark = pytest.mark.timeout(180, func_only=True)
@@ -43,21 +45,13 @@ WITHIN = 90.0
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 
-def _v1alpha1_only(crd: Json) -> Json:
-    """The CRD serving only its storage version, v1alpha1, with no conversion."""
-    for version in crd["spec"]["versions"]:
-        version["served"] = version["name"] == "v1alpha1"
-    crd["spec"]["conversion"] = {"strategy": "None"}
-    return crd
-
-
 @pytest.fixture
 async def crds(kubectl: Kubectl) -> None:
-    await _install_v1alpha1_only(kubectl)
+    await _install_converted(kubectl)
 
 
-async def _install_v1alpha1_only(kubectl: Kubectl) -> None:
-    docs = [_v1alpha1_only(yaml.safe_load(path.read_text())) for path in CRD_FILES]
+async def _install_converted(kubectl: Kubectl) -> None:
+    docs = our_crds()
     # Client-side: a server-side apply is refused as well ("x-kubernetes-validations: field
     # not declared in schema"), since 1.20's typed schema of CRDs lacks the field.
     await kubectl("apply", "--validate=false", "-f", "-", stdin=yaml.safe_dump_all(docs))
@@ -433,7 +427,7 @@ async def test_the_real_api_server_calls_the_webhooks(
         err = await eventually(refused, within=WITHIN, interval=0.5, what="a refusal")
         assert f'admission webhook "{WEBHOOK}" denied the request: ' in err, err
         assert f"spec.services.{LONG_SERVICE}" in err, err
-        # A v1beta1 graph goes through the conversion webhook into storage (v1alpha1).
+        # A v1beta1 graph is stored as it is, and read in v1alpha1 through the webhook.
         await env.k("apply", "-f", str(EXAMPLES / "v1beta1" / "vllm-agg.yaml"))
         await _wait_ready(env, "vllm-agg")
         beta = await env.get("dynamographdeployments.v1beta1.nvidia.com", "vllm-agg")
@@ -451,4 +445,4 @@ async def test_the_real_api_server_calls_the_webhooks(
         # Fail) and the CRDs' conversion pointing at it.
         await kubectl.run("delete", "validatingwebhookconfiguration", CONFIGURATION,
                           "--ignore-not-found")
-        await _install_v1alpha1_only(kubectl)
+        await _install_converted(kubectl)
