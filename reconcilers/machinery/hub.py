@@ -52,8 +52,9 @@ HUB_KINDS = frozenset(r.kind for r in (GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS,
 
 
 def is_hub(resource: Resource) -> bool:
-    """`resource` is one of ours read and written as the hub."""
-    return resource.group == "nvidia.com" and resource.kind in HUB_KINDS
+    """`resource` is one of ours stored as the hub, at the hub's version (a v1alpha1 resource
+    of them, a test bed's, is read and written as it is)."""
+    return resource.api_version == HUB and resource.kind in HUB_KINDS
 
 
 def view(obj: Json) -> Json:
