@@ -1,8 +1,8 @@
 """Both API versions with the operator's conversion webhook (`--enable-webhooks --webhook-url`)
 and kubectl: a v1beta1 graph applied becomes Ready; it reads in either version, each in its
 own shape; a v1alpha1 edit keeps the v1beta1-only fields and shows in v1beta1; lists and
-watches work in both versions; with the operator stopped, v1beta1 reads fail with
-kube-apiserver's 500 (a Status without a reason) and v1alpha1 reads (the storage version)
+watches work in both versions; with the operator stopped, v1alpha1 reads fail with
+kube-apiserver's 500 (a Status without a reason) and v1beta1 reads (the storage version)
 still work.
 """
 
@@ -143,13 +143,13 @@ async def test_without_the_webhook_only_the_storage_version_reads(
     await env.k("apply", "-f", "-", stdin=json.dumps(beta_graph()))
     await env.k("get", f"{BETA}/{NAME}")
     await op.kill(signal.SIGTERM)
-    code, out = await env.k_result("get", f"{BETA}/{NAME}", "-o", "json")
+    code, out = await env.k_result("get", f"{ALPHA}/{NAME}", "-o", "json")
     assert code != 0
     # kube-apiserver's 500 without a reason: kubectl prints no reason in parentheses.
-    assert "Error from server: conversion webhook for nvidia.com/v1alpha1, " \
+    assert "Error from server: conversion webhook for nvidia.com/v1beta1, " \
         "Kind=DynamoGraphDeployment failed: " in out, out
-    code, out = await env.k_result("get", BETA)
+    code, out = await env.k_result("get", ALPHA)
     assert code != 0 and "conversion webhook" in out, out
-    alpha = json.loads(await env.k("get", f"{ALPHA}/{NAME}", "-o", "json"))
-    assert alpha["apiVersion"] == "nvidia.com/v1alpha1"
-    assert sorted(alpha["spec"]["services"]) == ["Frontend", "VllmDecodeWorker"]
+    beta = json.loads(await env.k("get", f"{BETA}/{NAME}", "-o", "json"))
+    assert beta["apiVersion"] == "nvidia.com/v1beta1"
+    assert [c["name"] for c in beta["spec"]["components"]] == ["Frontend", "VllmDecodeWorker"]
