@@ -25,7 +25,7 @@ import yaml
 import controller.client
 from controller.api_warnings import WarningLog, parse_warning_header
 from controller.client import ClientConfig, KubeClient
-from controller.errors import ApiError
+from controller.errors import ApiError, NotFound
 from controller.metrics import Metrics
 from controller.resource import Resource
 from hack.localcluster.server import LocalCluster
@@ -131,6 +131,19 @@ async def _scenario(kubeconfig: Path, kubectl: Kubectl,
         for case, (deprecated, text) in REFUSED_WARNINGS.items():
             seen[f"deprecationWarning {case}"] = await _refusal(client, deprecated, text)
         for crd in crds:
+            # Other tests of the session's control plane leave our CRDs installed: start over.
+            name = crd["metadata"]["name"]
+            with contextlib.suppress(NotFound):
+                await client.delete(CRDS, None, name)
+
+            async def gone(crd_name: str = name) -> bool:
+                try:
+                    await client.get(CRDS, None, crd_name)
+                except NotFound:
+                    return True
+                return False
+
+            await eventually(gone, within=60, interval=0.2, what=f"{name} deleted")
             await client.create(CRDS, crd)
 
         async def served() -> bool:
