@@ -400,10 +400,11 @@ async def test_the_real_api_server_calls_the_webhooks(
     port = free_port()
     url = f"https://127.0.0.1:{port}"
     flags, _, metrics = _ports()
+    op: OperatorProcess | None = None
     try:
         # Without leader election: lease renewals (every 0.5 s here) are writes too.
-        await operators("op", "--enable-webhooks", "--webhook-port", str(port),
-                        "--webhook-url", url, "--leader-elect=false", *flags)
+        op = await operators("op", "--enable-webhooks", "--webhook-port", str(port),
+                             "--webhook-url", url, "--leader-elect=false", *flags)
 
         async def pointed() -> bool:
             crd = await env.get("crd", "dynamographdeployments.nvidia.com")
@@ -442,7 +443,10 @@ async def test_the_real_api_server_calls_the_webhooks(
         assert await _writes(metrics) == settled
     finally:
         # Nothing of this operator's outlives it: its webhook configuration (failure policy
-        # Fail) and the CRDs' conversion pointing at it.
+        # Fail) and the CRDs' conversion pointing at it. Stopped first, so that its keepers
+        # cannot write them back.
+        if op is not None:
+            await op.kill(signal.SIGTERM)
         await kubectl.run("delete", "validatingwebhookconfiguration", CONFIGURATION,
                           "--ignore-not-found")
         await _install_converted(kubectl)
