@@ -1,7 +1,8 @@
 """DynamoComponentDeployment: the component rules plus backendFramework and serviceName <->
 name. v1beta1 requires the name: a DCD without serviceName converts to one named by its
 metadata.name, as in the original, and back to one without serviceName while the name is
-still that (a marker in the spec payload). Status: service <-> component; podSelector is v1alpha1 only (saved)."""
+still that (a marker in the spec payload). Status: service <-> component; podSelector is
+v1alpha1 only (saved)."""
 
 from __future__ import annotations
 
