@@ -169,9 +169,11 @@ def test_names_scope_and_version(kind: str, short_names: list[str]) -> None:
     assert spec["names"]["shortNames"] == short_names
     assert spec["names"]["categories"] == ["dynamo"]
     assert spec["names"]["listKind"] == f"{kind}List"
-    # Both versions served; v1alpha1 stays the storage version.
+    # Both versions served; v1beta1 stores the DGD, DCD and DGDR, as the original's, and
+    # v1alpha1 the scaling adapter and the DynamoModel, as the original's.
     versions = [(v["name"], v["served"], v["storage"]) for v in spec["versions"]]
-    assert versions == [("v1alpha1", True, True), ("v1beta1", True, False)]
+    stores_hub = kind not in ("DynamoGraphDeploymentScalingAdapter", "DynamoModel")
+    assert versions == [("v1alpha1", True, not stores_hub), ("v1beta1", True, stores_hub)]
     for version in spec["versions"]:
         assert version["subresources"]["status"] == {}
     alpha, beta = spec["versions"]
