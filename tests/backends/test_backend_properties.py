@@ -24,6 +24,7 @@ from api.validation import validate
 from backends.render import render
 from controller.client import ClientConfig, KubeClient
 from controller.errors import ApiError
+from hack.our_crds import with_conversion
 
 Json = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[2]
@@ -242,7 +243,10 @@ def _selected(objects: list[Json]) -> list[str]:
 
 
 async def _install_crds(kube: KubeClient) -> None:
-    crds = [doc for path in CRD_FILES for doc in yaml.safe_load_all(path.read_text()) if doc]
+    # Ours convert through the operator's conversion webhook served in-process: the DCDs
+    # built are v1alpha1, stored as v1beta1.
+    crds = [with_conversion(doc) for path in CRD_FILES
+            for doc in yaml.safe_load_all(path.read_text()) if doc]
     for crd in crds:
         await kube.request("POST", CRD_PATH, body=crd)
     for crd in crds:
