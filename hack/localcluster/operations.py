@@ -626,14 +626,19 @@ class Operations:
             ip = (obj.get("spec") or {}).get("clusterIP")
             if ip and ip != "None":
                 self.cluster_ips.release(ip)
-        if rt.custom:  # the answer's conversion is asked for before anything is removed
+        answer: Json | None = None
+        if rt.custom:  # the answer's conversions are asked for before anything is removed
             self._served(rt, obj)
+            if stored is not None:
+                answer = self._stored(rt, copy_json(obj))
+                self._served(rt, answer)
         change = self.storage.remove(rt.stored_as, obj if stored is None else stored,
                                      self.storage.next_rv())
         assert change.type == DELETED
         if stored is None:
             return self._served(rt, change.obj)
-        answer = self._stored(rt, obj)
+        if answer is None:
+            answer = self._stored(rt, obj)
         if not answer["metadata"].get("finalizers"):
             answer["metadata"].pop("finalizers", None)
         return self._served(rt, answer)
