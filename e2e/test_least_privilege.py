@@ -56,6 +56,8 @@ from hack.localcluster.testing import Kubectl, running_cluster
 from hack.localcluster.users import UserInfo
 
 HELM = Path(sys.executable).parent / "helm"
+#: A CRD made to look as if it had stored v1alpha1 before (the storage migration's RBAC).
+STORED_BEFORE = "dynamographdeployments.nvidia.com"
 CHART = ROOT / "deploy" / "helm" / "dynamo-operator"
 CRDS_CHART = ROOT / "deploy" / "helm" / "dynamo-crds"
 THIRD_PARTY_CRDS = [ROOT / "hack" / "crds" / "leaderworkerset.yaml",
@@ -198,6 +200,9 @@ async def test_the_operator_needs_nothing_beyond_the_charts_rbac(
     assert local.authorizer is not None
     local.authorizer.on_decision = lambda u, a, d: usage.record(u, a, d.allowed)
     local.authorizer.on_grant = usage.grant
+    # As after an upgrade from CRDs that stored v1alpha1: the operator migrates and trims.
+    await admin("patch", "crd", STORED_BEFORE, "--subresource=status", "--type=merge", "-p",
+                json.dumps({"status": {"storedVersions": ["v1alpha1", "v1beta1"]}}))
     metrics_port = free_port()
     operator = OperatorProcess(kubeconfig, RELEASE_NS, tmp_path / "operator.log", "op",
                                [*chart_args(docs, webhook_port),
@@ -205,6 +210,7 @@ async def test_the_operator_needs_nothing_beyond_the_charts_rbac(
     await operator.start()
     try:
         await _webhook_ready(env)
+        await _storage_migrated(admin)
         await _conversion(env)
         await _lifecycle(env)
         await _scaling(env)
@@ -223,6 +229,14 @@ async def test_the_operator_needs_nothing_beyond_the_charts_rbac(
     assert not forbidden, forbidden
     assert not unused, ("rules of the chart that this run did not use: exercise them here, or"
                         f" remove them from the chart: {unused}")
+
+
+async def _storage_migrated(admin: Kubectl) -> None:
+    """The storage migration (controller/storage_migration.py) trims storedVersions."""
+    async def trimmed() -> bool:
+        crd = json.loads(await admin("get", "crd", STORED_BEFORE, "-o", "json"))
+        return bool(crd["status"]["storedVersions"] == ["v1beta1"])
+    await eventually(trimmed, within=60, what="storedVersions trimmed by the operator")
 
 
 async def _metrics(admin: Kubectl, port: int, local: LocalCluster) -> None:
