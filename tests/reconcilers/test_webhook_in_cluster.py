@@ -116,7 +116,8 @@ async def test_conversion_behind_the_webhook_service(
             for name in CONVERSION_CRDS:
                 crd = await manager.client.get(CUSTOM_RESOURCE_DEFINITIONS, None, name)
                 config = crd["spec"]["conversion"]["webhook"]["clientConfig"]
-                if config.get("caBundle") != secret["data"]["ca.crt"]:
+                # Installed pointing at the test bed's webhook: the keeper moves it over.
+                if config.get("caBundle") != secret["data"]["ca.crt"] or "url" in config:
                     return False
                 assert config["service"] == {"namespace": "dynamo-system", "port": 443,
                                              "name": settings.service_name, "path": "/convert"}
