@@ -40,9 +40,11 @@ EXPLAINED: dict[str, str] = {
         "only then); 1.20 stamps it, so the time-ordered entries come in another order")
        for case in ("apply-shared-owner", "apply-drop-shared-field")},
     "table-serviceaccounts": (
-        "the ServiceAccount `secrets` field's documentation (the Secrets column's description) "
-        "was rewritten in 1.24 (token secrets no longer auto-generated) and again in 1.32 "
-        "(enforce-mountable-secrets deprecated)"),
+        "1.24 stopped generating a token Secret for every ServiceAccount "
+        "(LegacyServiceAccountTokenNoAutoGeneration), which 1.20's token controller still adds "
+        "and the Secrets column counts; the column's description (the `secrets` field's "
+        "documentation) was rewritten then and again in 1.32 (enforce-mountable-secrets "
+        "deprecated)"),
     **{case: _CRD_ERRORS for case in (
         "patch-gadget-invalid", "status-gadget-invalid", "gadget-wrong-type",
         "gadget-tags-wrong-item", "gadget-name-too-long", "gadget-tags-too-many",
