@@ -31,6 +31,7 @@ from .errors import (
     invalid_object,
     method_not_allowed,
     not_found,
+    unparsable_resource_version,
 )
 from .go_format import go_encode
 from .openapi import OpenAPI
@@ -187,6 +188,9 @@ class ResourceApi:
         method = request.method
         query = request.query
         if method == "GET":
+            rv = query.get("resourceVersion", "")
+            if rv not in ("", "0") and not rv.isdigit():
+                raise unparsable_resource_version(rv)
             if target.name:
                 return self._respond(request, rt, await self._converted(
                     lambda: self._get(target)), single=True)
@@ -407,7 +411,7 @@ class ResourceApi:
             try:
                 since = int(rv_param)
             except ValueError:
-                raise bad_request(f"invalid resource version: {rv_param}") from None
+                raise unparsable_resource_version(rv_param) from None
         bookmarks = _truthy(q.get("allowWatchBookmarks"))
         plan = WatchPlan(
             rt=rt, namespace=namespace, matches=matches, since=since,

@@ -36,6 +36,7 @@ from .errors import (
     conflict,
     invalid_object,
     not_found,
+    unparsable_resource_version,
 )
 from .json_copy import copy_json
 from .metadata_rules import metadata_errors
@@ -264,7 +265,7 @@ class Operations:
         try:
             wanted = int(resource_version)
         except ValueError:
-            raise bad_request(f"invalid resourceVersion: {resource_version}") from None
+            raise unparsable_resource_version(resource_version) from None
         if wanted > self.storage.rv:
             raise ApiError(504, "Timeout", f"Timeout: Too large resource version: {wanted},"
                            f" current: {self.storage.rv}", {"causes": [{

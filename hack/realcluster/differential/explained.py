@@ -78,11 +78,6 @@ OPEN: dict[str, str] = {
     **{case: _WEBHOOK_CONFIG for case in (
         "webhook-http-url-refused", "webhook-no-side-effects", "webhook-bad-policy",
         "webhook-timeout-too-long", "webhook-review-version-bad")},
-    **{case: ("1.20 answers a resourceVersion that is not a number with a 500 without reason "
-              "(`resourceVersion: Invalid value: \"abc\": strconv.ParseUint: ...`); the local "
-              "server says 400 BadRequest (GET ignores it); which current Kubernetes does is "
-              "not verified here")
-       for case in ("rv-get-not-a-number", "rv-list-not-a-number", "watch-bad-rv")},
     "rbac-impersonate-group-only": (
         "1.20 answers Impersonate-Group without Impersonate-User with a bare 500; the local "
         "server answers 403 `requested impersonation without impersonating a user`; current "
