@@ -15,6 +15,7 @@ from aiohttp import web
 from . import (
     admission,
     conversion,
+    decode_errors,
     deprecation,
     discovery,
     go_yaml,
@@ -205,14 +206,17 @@ class ResourceApi:
                 raise ApiError(405, "MethodNotAllowed", "create not allowed while custom"
                                " resource definition is terminating",
                                {"group": rt.group, "kind": rt.plural})
-            body = await _read_body(request)
+            body = await _read_body(request, kind=rt.kind)
+            body = {} if body is None else body  # JSON null decodes as an empty object
             opts.webhooks = self._webhooks(request, "CreateOptions", opts)
             result = await self._admitted(opts.webhooks, lambda: self.ops.create(
                 rt, target.namespace or "", body, opts))
             return self._respond(request, rt, result.obj, single=True, code=201,
                                  warnings=_with_webhooks(result.warnings, opts))
         if method == "PUT" and target.name:
-            body = await _read_body(request)
+            body = await _read_body(request, kind="Scale" if target.subresource == "scale"
+                                    else rt.kind)
+            body = {} if body is None else body
             opts.webhooks = self._webhooks(request, "UpdateOptions", opts)
             if target.subresource == "scale":
                 result = await self._admitted(opts.webhooks, lambda: self.ops.update_scale(
@@ -536,8 +540,16 @@ def _page_not_found() -> ApiError:
     return ApiError(404, "NotFound", "the server could not find the requested resource")
 
 
-async def _read_body(request: web.Request, yaml_ok: bool = True) -> Any:
+async def _read_body(request: web.Request, yaml_ok: bool = True,
+                     kind: str | None = None) -> Any:
+    """The decoded body; `kind` for a create or update, whose undecodable JSON is refused as
+    kube-apiserver refuses it (decode_errors)."""
     raw = await _raw_body(request)
+    if kind is not None and request.content_type in ("application/json", "") and (
+            not raw.strip() or raw.lstrip()[:1] != b"{" or raw.rstrip()[-1:] != b"}"):
+        refused = decode_errors.unrecognized(kind, raw)
+        if refused is not None:
+            raise refused
     if not raw.strip():
         raise bad_request("the body of the request was empty")
     content_type = request.content_type
@@ -553,7 +565,9 @@ async def _read_body(request: web.Request, yaml_ok: bool = True) -> Any:
         if not request.headers.get("Content-Type"):  # no Content-Type: JSON, the default
             return json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise bad_request(f"couldn't get version/kind; json parse error: {err}") from None
+        refused = decode_errors.unrecognized(kind, raw) if kind is not None else None
+        raise refused or bad_request(f"couldn't get version/kind; json parse error: {err}"
+                                     ) from None
     except yaml.YAMLError as err:
         raise bad_request(f"error converting YAML to JSON: {err}") from None
     raise ApiError(415, "UnsupportedMediaType",

@@ -64,8 +64,8 @@ _WEBHOOK_CONFIG = ("the local server does not validate webhook configurations (U
 OPEN: dict[str, str] = {
     **{case: _GO_DECODER for case in (
         "cm-kind-mismatch", "cm-apiversion-wrong", "cm-data-not-string", "cm-metadata-not-object",
-        "deploy-quantity-bad", "deploy-replicas-string", "bad-json", "body-is-list",
-        "body-empty", "patch-json-not-list", "patch-json-malformed", "patch-merge-malformed",
+        "deploy-quantity-bad", "deploy-replicas-string",
+        "patch-json-not-list", "patch-json-malformed", "patch-merge-malformed",
         "patch-strategic-malformed", "patch-merge-list", "patch-merge-change-kind",
         "patch-merge-data-int", "apply-bad-yaml", "apply-missing-kind",
         "delete-body-wrong-kind")},

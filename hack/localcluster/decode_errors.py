@@ -1,0 +1,103 @@
+"""How kube-apiserver words a create's or update's body that is not an object of any kind:
+apimachinery's transformDecodeError (`the object provided is unrecognized (must be of type
+<Kind>): <error> (<summary of the body>)`) around the JSON serializer's `couldn't get
+version/kind; json parse error: <encoding/json's error>`. Python's JSON errors are reworded as
+Go's encoding/json words the usual ones."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .errors import ApiError, bad_request
+
+_TYPE_META = ('struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string'
+              ' "json:\\"kind,omitempty\\"" }')
+_CONTEXT = {
+    "Expecting property name enclosed in double quotes":
+        "looking for beginning of object key string",
+    "Expecting value": "looking for beginning of value",
+    "Expecting ':' delimiter": "after object key",
+    "Extra data": "after top-level value",
+}
+
+
+def _summary(raw: bytes) -> str:
+    """summarizeData(body, 30)."""
+    if not raw:
+        return "<empty>"
+    if raw[:1] == b"{":
+        return raw[:30].decode("utf-8", "replace") + (" ..." if len(raw) > 30 else "")
+    return raw[:30].hex() + (" ..." if len(raw) > 30 else "")
+
+
+def _quote_char(ch: str) -> str:
+    """encoding/json's quoteChar."""
+    if ch == "'":
+        return "'\\''"
+    if ch == '"':
+        return "'\"'"
+    return "'" + json.dumps(ch)[1:-1] + "'"
+
+
+def _innermost(text: str, pos: int) -> str:
+    """The bracket that is open at `pos` ('{' or '['), strings skipped."""
+    stack: list[str] = []
+    in_string = escaped = False
+    for ch in text[:pos]:
+        if in_string:
+            escaped = not escaped and ch == "\\"
+            if ch == '"' and not escaped:
+                in_string = False
+            continue
+        if ch == '"':
+            in_string = True
+        elif ch in "{[":
+            stack.append(ch)
+        elif ch in "}]" and stack:
+            stack.pop()
+    return stack[-1] if stack else ""
+
+
+def go_syntax_error(text: str, err: json.JSONDecodeError) -> str:
+    """encoding/json's message for the syntax error Python found."""
+    if err.pos >= len(text.rstrip()) or err.msg.startswith("Unterminated string"):
+        return "unexpected end of JSON input"
+    quoted = _quote_char(text[err.pos])
+    if err.msg in _CONTEXT:
+        return f"invalid character {quoted} {_CONTEXT[err.msg]}"
+    if err.msg == "Expecting ',' delimiter":
+        inside = ("after object key:value pair" if _innermost(text, err.pos) == "{"
+                  else "after array element")
+        return f"invalid character {quoted} {inside}"
+    return err.msg
+
+
+def _go_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    return "number"
+
+
+def unrecognized(kind: str, raw: bytes) -> ApiError | None:
+    """The error for a JSON body of a create or update that names no kind; None when the body
+    is a JSON object (or null) and the usual decoding goes on."""
+    text = raw.decode("utf-8", "replace")
+    if not text.strip():
+        reason = "unexpected end of JSON input"
+    else:
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as err:
+            reason = go_syntax_error(text, err)
+        else:
+            if value is None or isinstance(value, dict):
+                return None
+            reason = f"json: cannot unmarshal {_go_kind(value)} into Go value of type {_TYPE_META}"
+    return bad_request(f"the object provided is unrecognized (must be of type {kind}):"
+                       f" couldn't get version/kind; json parse error: {reason}"
+                       f" ({_summary(raw)})")
