@@ -52,8 +52,11 @@ EXPLAINED: dict[str, str] = {
 }
 
 _BUILTIN_VALIDATION = "the local server does not validate this built-in kind's fields yet"
-_GO_DECODER = ("the local server's decoding errors do not reproduce Go's json-iterator "
-               "messages (`v1.ConfigMap.Data: ReadString: ...`) yet")
+_GO_DECODER = ("the local server's decoding and patch-parsing errors do not reproduce Go's "
+               "wording yet: json-iterator's typed decoding (`v1.ConfigMap.Data: ReadString: "
+               "...` with its byte context), evanphx/json-patch's and the patch handler's "
+               "messages (some of them 500s in 1.20), go-yaml's line errors, and the scheme's "
+               "`no kind ... is registered` for a DELETE body naming another kind")
 
 _DEPLOYMENT = ("the local server does not compare container resource requests with their "
                "limits (`must be less than or equal to cpu limit`)")
