@@ -45,10 +45,14 @@ async def targets(control_plane: ControlPlane, tmp_path: Path
         toy.tls.close()
 
 
-async def test_both_servers_answer_alike(targets: tuple[Target, Target]) -> None:
+async def test_both_servers_answer_alike(targets: tuple[Target, Target],
+                                         capsys: pytest.CaptureFixture[str]) -> None:
     real, local = targets
     report = await runner.differential(real, local, ALL, EXPLAINED, OPEN)
-    print(report.line())
+    with capsys.disabled():  # the report line shows in every run, not only with -s
+        print(f"\n{report.line()}")
+        if report.stale:
+            print(f"recorded but now the same: {', '.join(report.stale)}")
     assert len(ALL) >= 200
     assert not report.unexplained, f"{report.line()}\n{report.details()}"
 
