@@ -1,8 +1,8 @@
 """How kube-apiserver words a create's or update's body that is not an object of any kind:
 apimachinery's transformDecodeError (`the object provided is unrecognized (must be of type
 <Kind>): <error> (<summary of the body>)`) around the JSON serializer's `couldn't get
-version/kind; json parse error: <encoding/json's error>`. Python's JSON errors are reworded as
-Go's encoding/json words the usual ones."""
+version/kind; json parse error: <encoding/json's error>`, and a patch that is no JSON. Python's
+JSON errors are reworded as Go's encoding/json words the usual ones."""
 
 from __future__ import annotations
 
@@ -101,3 +101,21 @@ def unrecognized(kind: str, raw: bytes) -> ApiError | None:
     return bad_request(f"the object provided is unrecognized (must be of type {kind}):"
                        f" couldn't get version/kind; json parse error: {reason}"
                        f" ({_summary(raw)})")
+
+
+_STRICT_PATCHES = ("application/json-patch+json", "application/merge-patch+json")
+
+
+def patch_syntax_error(content_type: str, raw: bytes,
+                       err: json.JSONDecodeError) -> ApiError | None:
+    """A patch that is no JSON, as the patch handler refuses it: JSON and merge patches are
+    first decoded strictly (`error decoding patch: <error>`, fieldValidation's default Warn),
+    a strategic-merge patch is refused with the decoder's bare error. None for other bodies."""
+    if content_type == "application/strategic-merge-patch+json":
+        prefix = ""
+    elif content_type in _STRICT_PATCHES:
+        prefix = "error decoding patch: "
+    else:
+        return None
+    text = raw.decode("utf-8", "replace")
+    return bad_request(prefix + go_syntax_error(text, err))

@@ -566,10 +566,15 @@ async def _read_body(request: web.Request, yaml_ok: bool = True,
             return json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         refused = decode_errors.unrecognized(kind, raw) if kind is not None else None
+        if refused is None and isinstance(err, json.JSONDecodeError):
+            refused = decode_errors.patch_syntax_error(content_type, raw, err)
         raise refused or bad_request(f"couldn't get version/kind; json parse error: {err}"
                                      ) from None
     except yaml.YAMLError as err:
-        raise bad_request(f"error converting YAML to JSON: {err}") from None
+        # An apply's patch is unmarshalled by the patch handler, which names what it decodes.
+        prefix = "error decoding YAML: " if content_type == "application/apply-patch+yaml" else ""
+        raise bad_request(f"{prefix}error converting YAML to JSON: {go_yaml.go_error(err)}"
+                          ) from None
     raise ApiError(415, "UnsupportedMediaType",
                    "the body of the request was in an unknown format - accepted media types"
                    " include: application/json, application/yaml,"
