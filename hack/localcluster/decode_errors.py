@@ -1,8 +1,9 @@
 """How kube-apiserver words a create's or update's body that is not an object of any kind:
 apimachinery's transformDecodeError (`the object provided is unrecognized (must be of type
 <Kind>): <error> (<summary of the body>)`) around the JSON serializer's `couldn't get
-version/kind; json parse error: <encoding/json's error>`, and a patch that is no JSON. Python's
-JSON errors are reworded as Go's encoding/json words the usual ones."""
+version/kind; json parse error: <encoding/json's error>`, a patch that is no JSON, and a
+DELETE body naming another kind than DeleteOptions. Python's JSON errors are reworded as Go's
+encoding/json words the usual ones."""
 
 from __future__ import annotations
 
@@ -119,3 +120,26 @@ def patch_syntax_error(content_type: str, raw: bytes,
         return None
     text = raw.decode("utf-8", "replace")
     return bad_request(prefix + go_syntax_error(text, err))
+
+
+_META_SCHEME = "k8s.io/apimachinery/pkg/apis/meta/internalversion/scheme/register.go:27"
+#: Kinds other than DeleteOptions that the meta scheme decodes (they then fail as no
+#: DeleteOptions); any other kind is not registered there.
+_META_KINDS = frozenset(("Status", "APIVersions", "APIGroupList", "APIGroup", "APIResourceList",
+                         "ListOptions", "GetOptions", "CreateOptions", "UpdateOptions",
+                         "PatchOptions", "WatchEvent", "Table", "TableOptions",
+                         "PartialObjectMetadata", "PartialObjectMetadataList", "List"))
+
+
+def foreign_delete_options(body: dict[str, Any]) -> ApiError | None:
+    """The delete handler's refusal of a body that names another kind than DeleteOptions: it
+    decodes the body with the meta scheme, and the error is no API status, so it is a bare
+    500. None for a DeleteOptions body (or one naming no kind)."""
+    kind = body.get("kind")
+    if not isinstance(kind, str) or kind in ("", "DeleteOptions"):
+        return None
+    if kind in _META_KINDS:
+        return ApiError(500, "", "decoded object cannot be converted to DeleteOptions")
+    version = body.get("apiVersion") or "meta.k8s.io/v1"
+    return ApiError(500, "", f'no kind "{kind}" is registered for version "{version}" in scheme'
+                             f' "{_META_SCHEME}"')

@@ -611,6 +611,9 @@ async def _delete_options(request: web.Request) -> Json:
         except json.JSONDecodeError as err:
             raise bad_request(f"couldn't get version/kind; json parse error: {err}") from None
         if isinstance(body, dict):
+            refused = decode_errors.foreign_delete_options(body)
+            if refused is not None:
+                raise refused
             options.update(body)
     q = request.query
     if "propagationPolicy" in q:
