@@ -48,11 +48,13 @@ EXPLAINED: dict[str, str] = {
         "1.33 merged field.TooLong with TooLongMaxLength (kubernetes#128553): TooLong says "
         "`may not be more than N bytes` where 1.20 said `must have at most N bytes`"),
     **{case: (
-        "after 1.20, an apply that changes nothing in the object (here: a second manager "
-        "applying the same value) no longer stamps a time on the applier's managedFields "
-        "entry, so the time-ordered entries come in another order; this is the previous "
-        "author's reading, not yet checked against structured-merge-diff's or the field "
-        "manager's source")
+        "current kube-apiserver does not stamp a time on the managedFields entry of an apply "
+        "that changes nothing in the object (here: a second manager applying the same value): "
+        "managedFieldsUpdater.Apply stamps only when the apply returns an object, and "
+        "structured-merge-diff's Updater returns none for a no-op unless ReturnInputOnNoop is "
+        "set, which the field manager leaves unset; entries sort by time, so the untimed one "
+        "comes first. 1.20 stamped it (the real server's answer); the change after 1.20 that "
+        "stopped it is not pinned down here")
        for case in ("apply-shared-owner", "apply-drop-shared-field")},
     "table-serviceaccounts": (
         "1.24 stopped generating a token Secret for every ServiceAccount "
