@@ -21,10 +21,12 @@ from . import (
     rbac_object_rules,
     replication_controllers,
 )
+from .admission import configuration_validation
 from .errors import Cause, forbidden, invalid, required, unsupported
 from .metadata_rules import name_errors
 from .name_validation import dns1123_label_errors
 from .registry import ResourceType
+from .resource_requirements import resource_errors
 
 Json = dict[str, Any]
 
@@ -325,6 +327,8 @@ def validation_errors(rt: ResourceType, obj: Json, old: Json | None) -> list[Cau
         errors.extend(certificate_requests.validation_errors(obj, old))
     elif rt.kind == api_service_validation.KIND:
         errors.extend(api_service_validation.validation_errors(obj))
+    elif rt.kind in configuration_validation.KINDS and rt.group == "admissionregistration.k8s.io":
+        errors.extend(configuration_validation.validation_errors(rt.kind, obj, old))
     elif rt.kind in ("ConfigMap", "Secret") and not rt.group:
         errors.extend(config_data_rules.validation_errors(rt.kind, obj, old))
     elif rt.group == rbac_object_rules.GROUP:
@@ -455,6 +459,7 @@ def _pod_spec_errors(spec: Any, path: str) -> list[Cause]:
         for j, env in enumerate(c.get("env") or []):
             if isinstance(env, dict) and not env.get("name"):
                 errors.append(required(f"{cpath}.env[{j}].name"))
+        errors.extend(resource_errors(c.get("resources"), f"{cpath}.resources"))
     return errors
 
 

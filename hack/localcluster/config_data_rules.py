@@ -17,12 +17,17 @@ _KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_'
 _FROZEN = "field is immutable when `immutable` is set"
 
 
+_KEY_MATCH = re.compile(_KEY, re.ASCII).fullmatch
+
+
 def key_errors(key: str) -> list[str]:
     """IsConfigMapKey."""
+    if len(key) <= 253 and _KEY_MATCH(key) and key != "." and not key.startswith(".."):
+        return []  # the common case, without building messages
     errs = []
     if len(key) > 253:
         errs.append("must be no more than 253 characters")
-    if re.fullmatch(_KEY, key, re.ASCII) is None:
+    if _KEY_MATCH(key) is None:
         errs.append(regex_error(_KEY_MSG, _KEY, "key.name", "KEY_NAME", "key-name"))
     if key == ".":
         errs.append("must not be '.'")
@@ -39,7 +44,8 @@ def _map(obj: Json, field: str) -> Json:
 
 
 def _keys(data: Json, path: str) -> list[Cause]:
-    return [invalid(f"{path}[{key}]", key, msg) for key in data for msg in key_errors(key)]
+    return [invalid(f"{path}[{key}]", key, msg) for key in data
+            if isinstance(key, str) for msg in key_errors(key)]
 
 
 def _secret_data(obj: Json) -> Json:

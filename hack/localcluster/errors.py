@@ -199,3 +199,10 @@ def unsupported_media(content_type: str) -> ApiError:
         f'application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml'
         f' (got {content_type})',
     )
+
+
+def unparsable_resource_version(value: str) -> ApiError:
+    """The storage layer's InvalidError for a resourceVersion that is not a number; it is no
+    API status, so kube-apiserver answers 500 with neither reason nor details."""
+    return ApiError(500, "", f'resourceVersion: Invalid value: "{value}": strconv.ParseUint:'
+                    f' parsing "{value}": invalid syntax')

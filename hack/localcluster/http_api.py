@@ -15,6 +15,7 @@ from aiohttp import web
 from . import (
     admission,
     conversion,
+    decode_errors,
     deprecation,
     discovery,
     go_yaml,
@@ -31,6 +32,7 @@ from .errors import (
     invalid_object,
     method_not_allowed,
     not_found,
+    unparsable_resource_version,
 )
 from .go_format import go_encode
 from .openapi import OpenAPI
@@ -187,6 +189,9 @@ class ResourceApi:
         method = request.method
         query = request.query
         if method == "GET":
+            rv = query.get("resourceVersion", "")
+            if rv not in ("", "0") and not rv.isdigit():
+                raise unparsable_resource_version(rv)
             if target.name:
                 return self._respond(request, rt, await self._converted(
                     lambda: self._get(target)), single=True)
@@ -201,14 +206,17 @@ class ResourceApi:
                 raise ApiError(405, "MethodNotAllowed", "create not allowed while custom"
                                " resource definition is terminating",
                                {"group": rt.group, "kind": rt.plural})
-            body = await _read_body(request)
+            body = await _read_body(request, kind=rt.kind)
+            body = {} if body is None else body  # JSON null decodes as an empty object
             opts.webhooks = self._webhooks(request, "CreateOptions", opts)
             result = await self._admitted(opts.webhooks, lambda: self.ops.create(
                 rt, target.namespace or "", body, opts))
             return self._respond(request, rt, result.obj, single=True, code=201,
                                  warnings=_with_webhooks(result.warnings, opts))
         if method == "PUT" and target.name:
-            body = await _read_body(request)
+            body = await _read_body(request, kind="Scale" if target.subresource == "scale"
+                                    else rt.kind)
+            body = {} if body is None else body
             opts.webhooks = self._webhooks(request, "UpdateOptions", opts)
             if target.subresource == "scale":
                 result = await self._admitted(opts.webhooks, lambda: self.ops.update_scale(
@@ -407,7 +415,7 @@ class ResourceApi:
             try:
                 since = int(rv_param)
             except ValueError:
-                raise bad_request(f"invalid resource version: {rv_param}") from None
+                raise unparsable_resource_version(rv_param) from None
         bookmarks = _truthy(q.get("allowWatchBookmarks"))
         plan = WatchPlan(
             rt=rt, namespace=namespace, matches=matches, since=since,
@@ -532,8 +540,16 @@ def _page_not_found() -> ApiError:
     return ApiError(404, "NotFound", "the server could not find the requested resource")
 
 
-async def _read_body(request: web.Request, yaml_ok: bool = True) -> Any:
+async def _read_body(request: web.Request, yaml_ok: bool = True,
+                     kind: str | None = None) -> Any:
+    """The decoded body; `kind` for a create or update, whose undecodable JSON is refused as
+    kube-apiserver refuses it (decode_errors)."""
     raw = await _raw_body(request)
+    if kind is not None and request.content_type in ("application/json", "") and (
+            not raw.strip() or raw.lstrip()[:1] != b"{" or raw.rstrip()[-1:] != b"}"):
+        refused = decode_errors.unrecognized(kind, raw)
+        if refused is not None:
+            raise refused
     if not raw.strip():
         raise bad_request("the body of the request was empty")
     content_type = request.content_type
@@ -549,9 +565,16 @@ async def _read_body(request: web.Request, yaml_ok: bool = True) -> Any:
         if not request.headers.get("Content-Type"):  # no Content-Type: JSON, the default
             return json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise bad_request(f"couldn't get version/kind; json parse error: {err}") from None
+        refused = decode_errors.unrecognized(kind, raw) if kind is not None else None
+        if refused is None and isinstance(err, json.JSONDecodeError):
+            refused = decode_errors.patch_syntax_error(content_type, raw, err)
+        raise refused or bad_request(f"couldn't get version/kind; json parse error: {err}"
+                                     ) from None
     except yaml.YAMLError as err:
-        raise bad_request(f"error converting YAML to JSON: {err}") from None
+        # An apply's patch is unmarshalled by the patch handler, which names what it decodes.
+        prefix = "error decoding YAML: " if content_type == "application/apply-patch+yaml" else ""
+        raise bad_request(f"{prefix}error converting YAML to JSON: {go_yaml.go_error(err)}"
+                          ) from None
     raise ApiError(415, "UnsupportedMediaType",
                    "the body of the request was in an unknown format - accepted media types"
                    " include: application/json, application/yaml,"
@@ -588,6 +611,9 @@ async def _delete_options(request: web.Request) -> Json:
         except json.JSONDecodeError as err:
             raise bad_request(f"couldn't get version/kind; json parse error: {err}") from None
         if isinstance(body, dict):
+            refused = decode_errors.foreign_delete_options(body)
+            if refused is not None:
+                raise refused
             options.update(body)
     q = request.query
     if "propagationPolicy" in q:

@@ -36,6 +36,7 @@ from .errors import (
     conflict,
     invalid_object,
     not_found,
+    unparsable_resource_version,
 )
 from .json_copy import copy_json
 from .metadata_rules import metadata_errors
@@ -130,6 +131,14 @@ class Operations:
         if not isinstance(body, dict):
             raise bad_request("the body of the request was not a JSON object")
         kind, api_version = body.get("kind"), body.get("apiVersion")
+        if (kind is not None and kind != rt.kind) or (
+                api_version is not None and api_version != rt.api_version):
+            foreign = typed_decoding.foreign_body_error(
+                rt, str(kind or rt.kind), str(api_version or rt.api_version), body)
+            if foreign is not None:
+                version = str(api_version or rt.api_version).rpartition("/")[2]
+                raise bad_request(f'{kind or rt.kind} in version "{version}" cannot be handled'
+                                  f" as a {rt.kind}: {foreign}")
         if kind is not None and kind != rt.kind:
             raise bad_request(
                 f"{rt.kind} in version \"{rt.version}\" cannot be handled as a {rt.kind}: "
@@ -142,8 +151,9 @@ class Operations:
         if meta is None:
             body["metadata"] = meta = {}
         if not isinstance(meta, dict):
+            error = typed_decoding.decode_error(rt, body) or "metadata must be an object"
             raise bad_request(f"{rt.kind} in version \"{rt.version}\" cannot be handled as a "
-                              f"{rt.kind}: metadata must be an object")
+                              f"{rt.kind}: {error}")
         body_ns = meta.get("namespace")
         if rt.namespaced:
             if body_ns and body_ns != namespace:
@@ -273,7 +283,7 @@ class Operations:
         try:
             wanted = int(resource_version)
         except ValueError:
-            raise bad_request(f"invalid resourceVersion: {resource_version}") from None
+            raise unparsable_resource_version(resource_version) from None
         if wanted > self.storage.rv:
             raise ApiError(504, "Timeout", f"Timeout: Too large resource version: {wanted},"
                            f" current: {self.storage.rv}", {"causes": [{
@@ -485,7 +495,9 @@ class Operations:
             raise ApiError(415, "UnsupportedMediaType", f"unsupported patch type {patch_type}")
         if not isinstance(patched, dict):
             raise bad_request("the patched object is not a JSON object")
-        if patch_type in ("merge", "json"):
+        if patch_type == "merge":
+            typed_decoding.check_patched(rt, patched, patch.merge_patch_text(patched, body))
+        elif patch_type == "json":
             typed_decoding.check_patched(rt, patched)
         rv = (patched.get("metadata") or {}).get("resourceVersion")
         if rv and rv != old["metadata"]["resourceVersion"]:

@@ -8,7 +8,8 @@ order, as `json: cannot unmarshal <what> into Go struct field <Struct>.<json pat
 <Go type>`: <what> is `number <literal>` for a number an integer field cannot hold, else the
 JSON type (`number`, `string`, `bool`, `array`, `object`); <Struct> is the struct holding the
 field and the path runs from the object's root through field names only (list indexes and map
-keys are not part of it).
+keys are not part of it). A []byte field's string that is not base64 is reported as base64's
+own `illegal base64 data at input byte N`.
 
 Create and update wrap it as 400 BadRequest `<Kind> in version "<version>" cannot be handled
 as a <Kind>: <error>`; a JSON or merge patch whose result does not decode is 422 Invalid on
@@ -16,8 +17,9 @@ the field `patch`, whose value is the patched object (here in this server's JSON
 not Go's field order). Strategic-merge patches are not checked, nor is server-side apply
 except when it creates, which is checked (and worded) as a create.
 
-The types come from the built-in OpenAPI (`openapi_builtin`, with `integer_formats`). Values
-with a decoder of their own (Time, Quantity, IntOrString, raw JSON) are not checked, and Go's
+The types come from the built-in OpenAPI (`openapi_builtin`, with `integer_formats`). A
+Quantity's own decoder is imitated (`quantity_format`: its error alone, with no field named);
+other values with a decoder of their own (Time, IntOrString, raw JSON) are not checked, and Go's
 named string types (`v1.PullPolicy` and the like) are reported as `string`.
 """
 
@@ -29,10 +31,12 @@ from functools import cache
 from typing import Any
 
 from .errors import ApiError, Cause, bad_request
-from .openapi_builtin import REF_PREFIX, builtin_catalog
+from .go_base64 import corrupt_offset
+from .openapi_builtin import QUANTITY, REF_PREFIX, builtin_catalog
+from .quantity_format import quantity_error
 from .registry import ResourceType
 
-__all__ = ["SCALE", "check_decodable", "check_patched", "decode_error"]
+__all__ = ["SCALE", "check_decodable", "check_patched", "decode_error", "foreign_body_error"]
 
 Json = dict[str, Any]
 
@@ -47,7 +51,7 @@ SCALE = ("autoscaling", "v1", "Scale")
 class _Type:
     """A Go type as the decoder sees it: its kind, its name, and what it holds."""
 
-    kind: str  # struct, int32, int64, float64, string, bool, bytes, slice, map, opaque
+    kind: str  # struct, int32, ..., bytes, quantity, slice, map, opaque
     name: str = ""
     elem: _Type | None = None
     fields: dict[str, _Type] = field(default_factory=dict)
@@ -67,6 +71,26 @@ def decode_error(gvk: ResourceType | tuple[str, str, str], obj: Json) -> str | N
     return _walk(obj, root, "", [])
 
 
+#: Groups that kube-apiserver's legacy scheme does not hold (their servers have schemes of
+#: their own, which this server does not imitate).
+_OTHER_SCHEMES = ("apiextensions.k8s.io", "apiregistration.k8s.io")
+_LEGACY_SCHEME = "k8s.io/kubernetes/pkg/api/legacyscheme/scheme.go:30"
+
+
+def foreign_body_error(rt: ResourceType, kind: str, api_version: str, obj: Json) -> str | None:
+    """The decoder's refusal of a built-in body that names another kind or version than
+    `rt`'s: it decodes into the type the body names, so a kind the scheme does not know, or a
+    body that does not decode as the kind it names, is refused (the error without the
+    handler's `cannot be handled as` words); None when neither happens."""
+    if rt.custom or rt.group in _OTHER_SCHEMES:
+        return None
+    group, _, version = api_version.rpartition("/")
+    if builtin_catalog().kind(group, version, kind) is None:
+        return (f'no kind "{kind}" is registered for version "{api_version}" in'
+                f' scheme "{_LEGACY_SCHEME}"')
+    return decode_error((group, version, kind), obj)
+
+
 def check_decodable(gvk: ResourceType | tuple[str, str, str], obj: Json) -> None:
     """Refuse a created or replaced object that does not decode (400 BadRequest)."""
     error = decode_error(gvk, obj)
@@ -77,22 +101,39 @@ def check_decodable(gvk: ResourceType | tuple[str, str, str], obj: Json) -> None
                           f" {error}")
 
 
-def check_patched(gvk: ResourceType | tuple[str, str, str], patched: Json) -> None:
-    """Refuse a patch whose result does not decode (422 Invalid on `patch`)."""
-    error = decode_error(gvk, patched)
+def check_patched(gvk: ResourceType | tuple[str, str, str], patched: Json,
+                  text: str | None = None) -> None:
+    """Refuse a patch whose result does not decode (422 Invalid on `patch`, whose value is
+    `text`, the patched object as the patch library wrote it, when given)."""
+    error = None
+    if isinstance(gvk, ResourceType):
+        kind, api_version = patched.get("kind"), patched.get("apiVersion")
+        if kind != gvk.kind or api_version != gvk.api_version:
+            error = foreign_body_error(gvk, str(kind or gvk.kind),
+                                       str(api_version or gvk.api_version), patched)
+    if error is None:
+        error = decode_error(gvk, patched)
     if error is None:
         return
-    value = json.dumps(json.dumps(patched, separators=(",", ":")), ensure_ascii=False)
+    if text is None:
+        text = json.dumps(patched, separators=(",", ":"))
+    value = json.dumps(text, ensure_ascii=False)
     detail = f"Invalid value: {value}: {error}"
     cause = Cause("FieldValueInvalid", detail, "patch")
     raise ApiError(422, "Invalid", f' "" is invalid: patch: {detail}',
-                   {"name": "", "kind": "", "causes": [cause.to_json()]})
+                   {"causes": [cause.to_json()]})
 
 
 def _walk(value: Any, typ: _Type, struct: str, path: list[str]) -> str | None:
     if value is None or typ.kind == "opaque":
         return None
+    if typ.kind == "quantity":
+        return quantity_error(value)
     what = _mismatch(value, typ)
+    if what is None and typ.kind == "bytes":
+        offset = corrupt_offset(value)
+        if offset is not None:
+            return f"illegal base64 data at input byte {offset}"
     if what is not None:
         where = f"Go struct field {struct}.{'.'.join(path)}" if path else "Go value"
         return f"json: cannot unmarshal {what} into {where} of type {typ.name}"
@@ -162,6 +203,9 @@ def _named(name: str, schemas: dict[str, Json], built: dict[str, _Type]) -> _Typ
     if name in built:
         return built[name]
     schema = schemas.get(name) or {}
+    if name == QUANTITY:
+        typ = built[name] = _Type("quantity", "resource.Quantity")
+        return typ
     if "properties" not in schema:
         typ = _Type("opaque")
         built[name] = typ
@@ -211,4 +255,6 @@ def _collection(kind: str, prefix: str, elem: _Type) -> _Type:
     the named type v1.ResourceList)."""
     if elem.kind == "opaque":
         return _Type("opaque")
+    if elem.kind == "quantity" and kind == "map":
+        return _Type("map", "v1.ResourceList", elem=elem)
     return _Type(kind, prefix + elem.name, elem=elem)

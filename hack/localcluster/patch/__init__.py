@@ -26,6 +26,7 @@ from typing import Final
 
 from .json_patch import MAX_JSON_PATCH_OPERATIONS, json_patch
 from .merge_patch import json_merge_patch
+from .merge_patch_text import merge_patch_text
 from .strategic_merge import strategic_merge_patch
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "PATCH_CONTENT_TYPES",
     "json_merge_patch",
     "json_patch",
+    "merge_patch_text",
     "strategic_merge_patch",
 ]
 

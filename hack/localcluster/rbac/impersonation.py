@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from ..errors import ApiError, bad_request
 from ..users import UserInfo
 from .attributes import RequestAttributes
 from .authorizer import Authorizer, forbidden, forbidden_message
@@ -29,9 +30,8 @@ def impersonated(authorizer: Authorizer | None, user: UserInfo,
     name = headers.get(USER, "")
     extra_keys = [k for k in headers if k.lower().startswith(EXTRA)]
     if not name:
-        if groups_given or headers.get(UID) or extra_keys:  # (kube-apiserver's message also
-            # lists the requests in Go's %v of its internal type; this one does not)
-            raise forbidden("", "", "", "requested impersonation without impersonating a user")
+        if groups_given or headers.get(UID) or extra_keys:
+            raise _without_user(groups_given, headers, extra_keys)
         return user
     checks: list[RequestAttributes] = []
     groups = list(groups_given)
@@ -73,3 +73,21 @@ def impersonated(authorizer: Authorizer | None, user: UserInfo,
 
 
 __all__ = ["impersonated"]
+
+
+def _reference(kind: str, name: str, api_version: str = "", field_path: str = "") -> str:
+    """Go's %v of a v1.ObjectReference (Kind, Namespace, Name, UID, APIVersion,
+    ResourceVersion, FieldPath)."""
+    return "{" + " ".join((kind, "", name, "", api_version, "", field_path)) + "}"
+
+
+def _without_user(groups: list[str], headers: Mapping[str, str],
+                  extra_keys: list[str]) -> ApiError:
+    """Current kube-apiserver's 400 for groups, extras or a UID asked without a user (1.20
+    answered the same condition with a bare 500)."""
+    refs = [_reference("Group", g) for g in groups]
+    refs += [_reference("UserExtra", headers[h], "authentication.k8s.io/v1",
+                        h[len(EXTRA):].lower()) for h in extra_keys]
+    if headers.get(UID):
+        refs.append(_reference("UID", headers[UID], "authentication.k8s.io/v1"))
+    return bad_request(f"requested [{' '.join(refs)}] without impersonating a user")

@@ -12,7 +12,7 @@ from .target import Answer, Json
 
 Record = Callable[[Answer], Any]
 #: kube-controller-manager's root-ca-cert-publisher writes this ConfigMap into every namespace
-#: whenever it gets to it; the local cluster has no such controller (see explained.OPEN), so
+#: whenever it gets to it; the local cluster has no such controller, so
 #: lists and watches leave it out on both servers.
 PUBLISHED = {"kube-root-ca.crt"}
 MERGE = "application/merge-patch+json"

@@ -112,19 +112,15 @@ class Report:
     same: list[str] = field(default_factory=list)
     #: differ, and Kubernetes' history explains it (explained.EXPLAINED).
     explained: list[str] = field(default_factory=list)
-    #: differ, and the local server's deviation is recorded but not fixed (explained.OPEN).
-    open: list[str] = field(default_factory=list)
     unexplained: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     #: table entries whose case now answers alike (the table should lose them).
     stale: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
     def line(self) -> str:
-        recorded = len(self.explained) + len(self.open)
         return (f"differential conformance: {self.run} cases run, {len(self.same)} same, "
-                f"{recorded} differ with a recorded reason ({len(self.explained)} explained by "
-                f"Kubernetes' history, {len(self.open)} open deviations of the local server), "
-                f"{len(self.unexplained)} differ without, in {self.seconds:.1f} s")
+                f"{len(self.explained)} differ as Kubernetes changed after 1.20 (explained), "
+                f"{len(self.unexplained)} differ without explanation, in {self.seconds:.1f} s")
 
     def details(self) -> str:
         out = []
@@ -137,28 +133,26 @@ class Report:
 
 
 def compare(cases: Sequence[Case], real: Mapping[str, Any], local: Mapping[str, Any],
-            explained: Mapping[str, str], open_: Mapping[str, str]) -> Report:
+            explained: Mapping[str, str]) -> Report:
     report = Report(run=len(cases))
     for case in cases:
         if real[case.id] == local[case.id]:
             report.same.append(case.id)
-            if case.id in explained or case.id in open_:
+            if case.id in explained:
                 report.stale.append(case.id)
         elif case.id in explained:
             report.explained.append(case.id)
-        elif case.id in open_:
-            report.open.append(case.id)
         else:
             report.unexplained[case.id] = (real[case.id], local[case.id])
     return report
 
 
 async def differential(real: Target, local: Target, cases: Sequence[Case],
-                       explained: Mapping[str, str], open_: Mapping[str, str]) -> Report:
+                       explained: Mapping[str, str]) -> Report:
     ids = [c.id for c in cases]
     assert len(set(ids)) == len(ids), "case ids must be unique"
     started = time.monotonic()
     real_out, local_out = await asyncio.gather(run_all(real, cases), run_all(local, cases))
-    report = compare(cases, real_out, local_out, explained, open_)
+    report = compare(cases, real_out, local_out, explained)
     report.seconds = time.monotonic() - started
     return report

@@ -159,6 +159,11 @@ def _requests() -> list[Case]:
         case("bad-json", post(CM, "{not json")),
         case("body-is-list", post(CM, "[1,2]")),
         case("body-empty", post(CM, "")),
+        case("body-malformed-object", post(CM, '{"a": }')),
+        case("body-trailing-data", post(CM, '{"a": 1} x')),
+        case("body-number", post(CM, "42")),
+        case("body-null", post(CM, "null")),
+        case("put-body-not-object", post(CM, cm("one")), put(f"{CM}/one", '"text"')),
         case("body-yaml-ok", post(CM, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n"
                                       "  name: y\ndata:\n  a: b\n",
                                   content_type="application/yaml")),

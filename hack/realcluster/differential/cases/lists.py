@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..model import Case, Record, case, delete, get, names, patch, post, watch
+from ..model import Case, Record, Step, case, delete, events, get, names, patch, post, watch
 from ..target import Answer
 from .paths import CM, GADGETS, SECRETS, cm, gadget, secret
 
@@ -21,8 +21,8 @@ _SEED = tuple(post(GADGETS, _g(f"c{i}", tier=t, n=str(i)))
 _RV = "\\d+"
 
 
-def _seeded(id: str, *steps: object, **kw: object) -> Case:
-    return case(id, *_SEED, *steps, **kw)  # type: ignore[arg-type]
+def _seeded(id: str, *steps: Step, scrub: tuple[tuple[str, str], ...] = ()) -> Case:
+    return case(id, *_SEED, *steps, scrub=scrub)
 
 
 def _selectors() -> list[Case]:
@@ -69,7 +69,7 @@ def _pagination() -> list[Case]:
                     record=names(*extra))),
         _seeded("page-continue-other-collection",
                 get(GADGETS, params={"limit": "2"}, save={"c": "metadata.continue"}),
-                get(SECRETS, params={"limit": "2", "continue": "${c}"}, record=names())),
+                get(CM, params={"limit": "2", "continue": "${c}"}, record=names())),
         _seeded("page-rv-and-continue",
                 get(GADGETS, params={"limit": "2"}, save={"c": "metadata.continue"}),
                 get(GADGETS, params={"limit": "2", "continue": "${c}", "resourceVersion": "1"},
@@ -134,11 +134,10 @@ def _versions() -> list[Case]:
 
 
 def _watches() -> list[Case]:
-    def at_rv(id: str, *steps: object, count: int, params: dict[str, str] | None = None,
+    def at_rv(id: str, *steps: Step, count: int, params: dict[str, str] | None = None,
               paths: tuple[str, ...] = ()) -> Case:
-        from ..model import events
         return case(id, get(CM, save={"rv": "metadata.resourceVersion"}, record=None),
-                    *steps,  # type: ignore[arg-type]
+                    *steps,
                     watch(CM, {"resourceVersion": "${rv}", **(params or {})},
                           events=count, within=5, record=events(*paths)))
     one = f"{CM}/w"
@@ -182,13 +181,13 @@ def _watches() -> list[Case]:
     ]
 
 
-def _sorted_events() -> object:
-    from ..model import events
+def _sorted_events() -> Record:
+    """Events of a watch that starts with what exists: their order is the server's own."""
     base = events()
 
-    def record(answer: object) -> object:
-        got = base(answer)  # type: ignore[arg-type]
-        return sorted(got) if isinstance(got, list) else got
+    def record(answer: Answer) -> Any:
+        got = base(answer)
+        return sorted(got, key=repr) if isinstance(got, list) else got
     return record
 
 
