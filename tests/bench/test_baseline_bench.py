@@ -67,3 +67,9 @@ def test_medians_are_compared_and_only_judged_figures_regress() -> None:
 def test_nested_figures_are_flattened_and_booleans_ignored() -> None:
     assert flatten({"sizes": {"100": {"cpu_seconds": 2}}, "ok": True, "name": "x"}) == {
         "sizes.100.cpu_seconds": 2.0}
+
+
+def test_per_size_results_in_a_list_are_keyed_by_their_size() -> None:
+    figures = flatten({"results": [{"size": 100, "cpu_seconds": 2}, {"cpu_seconds": 3}]})
+    assert figures == {"results[100].size": 100.0, "results[100].cpu_seconds": 2.0,
+                       "results[1].cpu_seconds": 3.0}

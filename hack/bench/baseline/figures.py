@@ -24,12 +24,19 @@ _LOWER = ("seconds", "rss", "mib", "cpu_", "bytes", "writes_per", "requests_per"
 
 
 def flatten(obj: Mapping[str, object], prefix: str = "") -> dict[str, float]:
-    """Every number in a (nested) JSON object, by dotted key; booleans are not numbers."""
+    """Every number in a (nested) JSON object, by dotted key; booleans are not numbers. An
+    object in a list is keyed by its `size` or `graphs` when it has one (per-size
+    results), else by its position."""
     out: dict[str, float] = {}
     for key, value in obj.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping):
             out.update(flatten(value, f"{name}."))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                if isinstance(item, Mapping):
+                    label = item.get("size", item.get("graphs", index))
+                    out.update(flatten(item, f"{name}[{label}]."))
         elif isinstance(value, int | float) and not isinstance(value, bool):
             out[name] = float(value)
     return out
