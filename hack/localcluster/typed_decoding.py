@@ -34,7 +34,7 @@ from .errors import ApiError, Cause, bad_request
 from .go_base64 import corrupt_offset
 from .openapi_builtin import QUANTITY, REF_PREFIX, builtin_catalog
 from .quantity_format import quantity_error
-from .registry import ResourceType
+from .registry import BUILTIN_TYPES, ResourceType
 
 __all__ = ["SCALE", "check_decodable", "check_patched", "decode_error", "foreign_body_error"]
 
@@ -85,10 +85,24 @@ def foreign_body_error(rt: ResourceType, kind: str, api_version: str, obj: Json)
     if rt.custom or rt.group in _OTHER_SCHEMES:
         return None
     group, _, version = api_version.rpartition("/")
-    if builtin_catalog().kind(group, version, kind) is None:
+    # The catalog finds a model by version and kind alone (the client's model names rarely
+    # carry the group) and stamps what it finds with the group asked for, so a kind the
+    # scheme does not register in this group must never reach it.
+    if (group, version, kind) not in _registered_kinds() or \
+            builtin_catalog().kind(group, version, kind) is None:
         return (f'no kind "{kind}" is registered for version "{api_version}" in'
                 f' scheme "{_LEGACY_SCHEME}"')
     return decode_error((group, version, kind), obj)
+
+
+@cache
+def _registered_kinds() -> frozenset[tuple[str, str, str]]:
+    """(group, version, kind) of every built-in kind served here, its List, and Scale."""
+    kinds = {SCALE}
+    for rt in BUILTIN_TYPES:
+        kinds.add((rt.group, rt.version, rt.kind))
+        kinds.add((rt.group, rt.version, rt.kind + "List"))
+    return frozenset(kinds)
 
 
 def check_decodable(gvk: ResourceType | tuple[str, str, str], obj: Json) -> None:

@@ -16,6 +16,7 @@ from hack.localcluster import openapi_builtin
 from hack.localcluster.openapi import OpenAPI
 from hack.localcluster.openapi_builtin import builtin_catalog
 from hack.localcluster.registry import BUILTIN_TYPES, CREATE_ONLY, Registry, ResourceType
+from hack.localcluster.typed_decoding import foreign_body_error
 
 if TYPE_CHECKING:
     from hack.localcluster.testing import Kubectl
@@ -138,6 +139,20 @@ def test_every_builtin_kind_has_a_schema_with_its_group_version_kind() -> None:
                  if {"group": rt.group, "version": rt.version, "kind": rt.kind + "List"}
                  in s.get("x-kubernetes-group-version-kind", [])]
         assert len(lists) == 1, rt
+
+
+def test_a_body_of_a_kind_another_group_lacks_leaves_the_kinds_schema_alone() -> None:
+    """A ConfigMap sent as apps/v1 is refused by name, and the ConfigMap's schema still says
+    core v1 (the catalog once stamped it apps/v1 and lost it for every later reader)."""
+    config_maps = next(rt for rt in BUILTIN_TYPES if rt.kind == "ConfigMap")
+    error = foreign_body_error(config_maps, "ConfigMap", "apps/v1",
+                               {"apiVersion": "apps/v1", "kind": "ConfigMap"})
+    assert error is not None and 'no kind "ConfigMap" is registered for version "apps/v1"' \
+        in error
+    found = [s for s in schemas(OpenAPI(Registry()), "api/v1").values()
+             if {"group": "", "version": "v1", "kind": "ConfigMap"}
+             in s.get("x-kubernetes-group-version-kind", [])]
+    assert len(found) == 1
 
 
 def test_definition_names_follow_the_go_packages() -> None:
