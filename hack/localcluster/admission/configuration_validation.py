@@ -12,10 +12,10 @@ or NoneOnDryRun, a recognized admissionReviewVersion), as kube-apiserver does.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit
 
 from ..errors import Cause, duplicate, invalid, required, unsupported
 from ..name_validation import dns1035_label_errors, dns1123_subdomain_errors
+from ..webhook_client_config import client_config_errors
 
 Json = dict[str, Any]
 
@@ -23,7 +23,6 @@ KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
 _REVIEW_VERSIONS = ("v1", "v1beta1")
 _NO_SIDE_EFFECTS = ["None", "NoneOnDryRun"]
 _SIDE_EFFECTS = ["None", "NoneOnDryRun", "Some", "Unknown"]
-_URL_FORM = "; desired format: https://host[/path]"
 
 
 def validation_errors(kind: str, obj: Json, old: Json | None) -> list[Cause]:
@@ -82,7 +81,7 @@ def _hook_errors(kind: str, hook: Json, path: str, no_side_effects: bool) -> lis
             "IfNeeded", "Never"):
         errors.append(unsupported(f"{path}.reinvocationPolicy", reinvocation,
                                   ["IfNeeded", "Never"]))
-    errors += _client_config_errors(hook.get("clientConfig"), f"{path}.clientConfig")
+    errors += client_config_errors(hook.get("clientConfig"), f"{path}.clientConfig")
     return errors
 
 
@@ -94,59 +93,6 @@ def _name_errors(name: Any, path: str) -> list[Cause]:
     if len(name.split(".")) < 3:
         errors.append(invalid(path, name,
                               "should be a domain with at least three segments separated by dots"))
-    return errors
-
-
-def _client_config_errors(config: Any, path: str) -> list[Cause]:
-    config = config if isinstance(config, dict) else {}
-    url, service = config.get("url"), config.get("service")
-    if (url is None) == (service is None):
-        return [Cause("FieldValueRequired",
-                      "Required value: exactly one of url or service is required", path)]
-    if url is not None:
-        return _url_errors(str(url), f"{path}.url")
-    return _service_errors(service if isinstance(service, dict) else {}, f"{path}.service")
-
-
-def _url_errors(url: str, path: str) -> list[Cause]:
-    try:
-        parts = urlsplit(url)
-    except ValueError as err:
-        return [Cause("FieldValueRequired",
-                      f"Required value: url must be a valid URL: {err}{_URL_FORM}", path)]
-    errors = []
-    if parts.scheme != "https":
-        errors.append(invalid(path, parts.scheme,
-                              "'https' is the only allowed URL scheme" + _URL_FORM))
-    host = parts.netloc.rpartition("@")[2]
-    if not host:
-        errors.append(invalid(path, host, "host must be specified" + _URL_FORM))
-    if "@" in parts.netloc:
-        errors.append(invalid(path, parts.netloc.rpartition("@")[0],
-                              "user information is not permitted in the URL"))
-    if parts.fragment:
-        errors.append(invalid(path, parts.fragment, "fragments are not permitted in the URL"))
-    if parts.query:
-        errors.append(invalid(path, parts.query, "query parameters are not permitted in the URL"))
-    return errors
-
-
-def _service_errors(service: Json, path: str) -> list[Cause]:
-    errors = []
-    if not service.get("name"):
-        errors.append(Cause("FieldValueRequired", "Required value: service name is required",
-                            f"{path}.name"))
-    if not service.get("namespace"):
-        errors.append(Cause("FieldValueRequired",
-                            "Required value: service namespace is required",
-                            f"{path}.namespace"))
-    port = service.get("port", 443)
-    if isinstance(port, int) and not 1 <= port <= 65535:
-        errors.append(invalid(f"{path}.port", port,
-                              "port is not valid: must be between 1 and 65535, inclusive"))
-    svc_path = service.get("path")
-    if isinstance(svc_path, str) and svc_path and not svc_path.startswith("/"):
-        errors.append(invalid(f"{path}.path", svc_path, "must start with a '/'"))
     return errors
 
 
