@@ -26,9 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
-from api.conversion import CONVERSIONS, HUB, SPOKE, convert
+from api.conversion import HUB, SPOKE, convert
+from api.conversion.status_writes import HubStatusWrite, hub_status_write
 from controller.cache import Cache
 from controller.informer import Transform, compact, strip_managed_fields
 from controller.resource import Resource
@@ -40,7 +39,7 @@ from reconcilers.machinery.resources import (
 
 Json = dict[str, Any]
 
-__all__ = ["CACHE_TRANSFORMS", "HUB_KINDS", "VIEW_VERSION", "HubStatus", "cache_view",
+__all__ = ["CACHE_TRANSFORMS", "HUB_KINDS", "VIEW_VERSION", "HubStatusWrite", "cache_view",
            "component_index", "from_wire", "hub_status", "is_hub", "require_views", "to_wire",
            "view"]
 
@@ -93,33 +92,9 @@ def from_wire(resource: Resource, obj: Json) -> Json:
     return view(obj)
 
 
-@attrs.frozen
-class HubStatus:
-    """A status write on the hub: the hub's status of the object before and after, and the
-    status payload annotation (what the hub cannot show of a v1alpha1 status) before and
-    after, None when there is none."""
-
-    old: Json
-    new: Json
-    annotation: str
-    old_payload: str | None
-    new_payload: str | None
-
-
-def hub_status(obj: Json, status: Json) -> HubStatus:
-    """`obj`, a view, converted to the hub with its status and with `status`: the whole
-    object each time, so that what the view cannot show (kept in payloads) is the same on both
-    sides, and a diff of the two leaves it alone."""
-    annotation = CONVERSIONS[str(obj["kind"])].status_annotation
-    before = convert(obj, HUB)
-    after = convert({**obj, "status": status}, HUB)
-    return HubStatus(before.get("status") or {}, after.get("status") or {}, annotation,
-                     _annotation(before, annotation), _annotation(after, annotation))
-
-
-def _annotation(obj: Json, name: str) -> str | None:
-    value = ((obj.get("metadata") or {}).get("annotations") or {}).get(name)
-    return value if isinstance(value, str) else None
+def hub_status(obj: Json, status: Json) -> HubStatusWrite:
+    """A status write of `obj`, a view, on the hub (`api.conversion.status_writes`)."""
+    return hub_status_write(obj, status)
 
 
 def component_index(graph: Json, name: str) -> int | None:

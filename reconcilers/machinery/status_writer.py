@@ -78,7 +78,7 @@ async def write_status(client: KubeClient, resource: Resource, obj: Json,
     on_hub = hub.hub_status(obj, status) if hub.is_hub(resource) else None
     if on_hub is not None:
         status_diff = merge_patch(on_hub.old, on_hub.new)
-        payload_moved = on_hub.old_payload != on_hub.new_payload
+        payload_moved = on_hub.metadata_patch is not None
         if not status_diff and not payload_moved:
             return None
     else:
@@ -91,13 +91,12 @@ async def write_status(client: KubeClient, resource: Resource, obj: Json,
                                            decode=decode or payload_moved)
         if uid:
             _remember(uid, version)
-        if on_hub is not None and payload_moved:
+        if on_hub is not None and on_hub.metadata_patch is not None:
             # The status subresource keeps the old metadata: the payload is a second write,
             # guarded by the version just written (a reconcile on that one is refused).
             between = written["metadata"]["resourceVersion"]
             written = await client.patch(resource, namespace, name, {"metadata": {
-                "resourceVersion": between,
-                "annotations": {on_hub.annotation: on_hub.new_payload}}}, decode=decode)
+                "resourceVersion": between, **on_hub.metadata_patch}}, decode=decode)
             if uid:
                 _remember(uid, between)
     except NotFound:

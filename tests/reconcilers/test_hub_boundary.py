@@ -43,7 +43,7 @@ def test_a_status_diff_on_the_hub() -> None:
     assert merge_patch(on_hub.old, on_hub.new) == {"state": "successful", "components": {
         "decode": {"componentKind": "Deployment", "componentNames": ["g-decode"],
                    "replicas": 2}}}
-    assert on_hub.old_payload is None and on_hub.new_payload is None
+    assert on_hub.metadata_patch is None
 
 
 def test_a_request_status_the_hub_cannot_show_is_its_payload() -> None:
@@ -52,8 +52,9 @@ def test_a_request_status_the_hub_cannot_show_is_its_payload() -> None:
     status = {"state": "Deploying", "backend": "vllm",
               "deployment": {"name": "g", "namespace": "t", "created": True}}
     on_hub = hub.hub_status(request, status)
-    assert on_hub.new["phase"] == "Deploying" and on_hub.new_payload is not None
-    assert on_hub.annotation == "nvidia.com/dgdr-status"
+    assert on_hub.new["phase"] == "Deploying" and on_hub.metadata_patch is not None
+    assert list(on_hub.metadata_patch["annotations"]) == ["nvidia.com/dgdr-status"]
+    assert on_hub.metadata_patch["annotations"]["nvidia.com/dgdr-status"] is not None
     written = convert({**request, "status": status}, "v1beta1")
     assert hub.view(written)["status"] == status
 
