@@ -2,7 +2,9 @@
 
 One `ConversionReview` (apiextensions.k8s.io/v1, or v1beta1 when the CRD lists only that in
 `conversionReviewVersions`) per object: kube-apiserver converts each object as its storage
-decodes it, so a list of objects stored in another version makes one call per object. The
+decodes it, so a list of objects stored in another version makes one call per object, one
+after the other (a LIST read from etcd decodes its items in a loop), and stops at the first
+object that fails. The
 call goes where `clientConfig` says (`admission.WebhookClient.exchange`: URL or Service,
 `caBundle`) with a 30 s timeout (`?timeout=30s`).
 
@@ -19,7 +21,6 @@ replaying it after each `ConversionPending`; `watch_converter` converts the even
 
 from __future__ import annotations
 
-import asyncio
 import json
 import uuid
 from collections.abc import Awaitable, Callable
@@ -77,13 +78,12 @@ class ConversionWebhooks:
         return await self.run(once)
 
     async def _resolve(self, requests: RequestConversions, pending: ConversionPending) -> None:
-        results = await asyncio.gather(
-            *(self.convert(pending.webhook, obj, pending.desired) for obj in pending.objects),
-            return_exceptions=True)
-        for obj, result in zip(pending.objects, results, strict=True):
-            if isinstance(result, BaseException):
-                raise result
-            requests.record(obj, pending.desired, result)
+        # One review at a time, in the objects' order, the first failure ending the request:
+        # kube-apiserver converts each item as its storage decodes it, in a loop (a LIST read
+        # from etcd: etcd3 store List -> appendListItem -> codec.Decode -> the webhook).
+        for obj in pending.objects:
+            requests.record(obj, pending.desired,
+                            await self.convert(pending.webhook, obj, pending.desired))
 
     async def to_version(self, rt: ResourceType, obj: Json) -> Json:
         """`obj` at `rt`'s version through its CRD's webhook; `obj` itself when it is there
