@@ -22,6 +22,7 @@ replaying it after each `ConversionPending`; `watch_converter` converts the even
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -56,6 +57,8 @@ class ConversionWebhooks:
     def __init__(self, storage: Storage, client: WebhookClient) -> None:
         self.storage = storage
         self.client = client
+        #: When a list, each review's round trip in seconds is appended (a benchmark's).
+        self.review_seconds: list[float] | None = None
 
     async def run(self, call: Callable[[], Awaitable[T]]) -> T:
         """Serve one request: `call` again after each conversion it was missing."""
@@ -118,12 +121,16 @@ class ConversionWebhooks:
         review = {"apiVersion": review_version, "kind": "ConversionReview",
                   "request": {"uid": uid, "desiredAPIVersion": desired, "objects": [obj]}}
         meta = obj.get("metadata") or {}
+        started = time.perf_counter()
         try:
             status, body = await self.client.exchange(webhook.get("clientConfig") or {},
                                                       review, TIMEOUT)
             converted = _converted_objects(status, body, uid, review_version)
         except CallError as err:
             raise _error(f"conversion webhook for {what} failed: {err}") from None
+        finally:
+            if self.review_seconds is not None:
+                self.review_seconds.append(time.perf_counter() - started)
         if len(converted) != 1:
             raise _error(f"conversion webhook for {what} returned {len(converted)} objects, "
                          "expected 1")
