@@ -72,7 +72,6 @@ def cache_view(obj: Json) -> Json:
 CACHE_TRANSFORMS: dict[Resource, Transform] = {
     GRAPH_DEPLOYMENTS: cache_view,
     COMPONENT_DEPLOYMENTS: cache_view,
-    DEPLOYMENT_REQUESTS: cache_view,
 }
 
 
