@@ -78,7 +78,7 @@ def check_request(obj: Json, old: Json | None = None, *,
     except ConversionError as err:
         return RequestCheck(err.errors, [])
     hub_errors = (validate_request_intent(hub) if old_hub is None else
-                  validate_request_intent_update(hub, _old(old_hub)))
+                  validate_request_intent_update(_old(old_hub), hub))
     if namespace_restricted and not legacy_profiling(spoke) and not _hardware_given(hub):
         hub_errors.append(FieldError("spec.hardware", (
             "GPU hardware info is required: a namespace-restricted operator cannot discover "

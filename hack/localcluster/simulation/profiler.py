@@ -246,6 +246,10 @@ def intent_graph(spec: Json, dgdr: str, p: Plan) -> Json:
     graph = generated_graph(config, dgdr, p, mocker=mocker)
     services = graph["spec"]["services"]
     title = str(config["engine"]["backend"]).capitalize()
+    # The templates give the Frontend its whole command line (overrides append to it).
+    frontend = services["Frontend"]["extraPodSpec"]["mainContainer"]
+    frontend.update(command=["python3", "-m", "dynamo.frontend"],
+                    args=["--http-port", "8000"])
     renamed = {"Frontend": services["Frontend"],
                "prefill": services[f"{title}PrefillWorker"],
                "decode": services[f"{title}DecodeWorker"]}
