@@ -27,6 +27,7 @@ from hack.localcluster.conversion.toy_webhook import (
     widget_crd,
 )
 from hack.localcluster.server import LocalCluster
+from hack.our_crds import install_our_crds
 
 Json = dict[str, Any]
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
@@ -140,3 +141,76 @@ async def test_a_field_another_version_owns_survives_a_prune(kube: KubeClient) -
     await _write(kube, WIDGETS_V2, "a", widget("a", V2, color="red"), "beta", APPLY)
     pruned = await _write(kube, WIDGETS_V1, "a", widget("a", size=2), "app", APPLY)
     assert pruned["spec"] == {"size": 2, "color": "red"}
+
+
+# --- our DynamoGraphDeployment: a typed schema, converted by the operator's webhook ---------
+
+GRAPHS_ALPHA = Resource("nvidia.com", "v1alpha1", "dynamographdeployments",
+                        "DynamoGraphDeployment")
+GRAPHS_BETA = Resource("nvidia.com", "v1beta1", "dynamographdeployments",
+                       "DynamoGraphDeployment")
+REPLICAS = (("spec", "services", "decode", "replicas"),
+            ("spec", "components", {"name": "decode"}, "replicas"))
+
+
+@pytest.fixture
+async def graphs(kubeconfig: Path, cluster: LocalCluster) -> AsyncIterator[KubeClient]:
+    client = await KubeClient.connect(kubeconfig, ClientConfig(qps=None), Metrics())
+    try:
+        await install_our_crds(client, names=["dynamographdeployments.nvidia.com"])
+        await cluster.settle()
+        yield client
+    finally:
+        await client.close()
+
+
+def _graph(labels: Json | None = None, **decode: Any) -> Json:
+    meta: Json = {"name": "g", **({"labels": labels} if labels else {})}
+    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+            "metadata": meta, "spec": {"backendFramework": "vllm", "services": {
+                "decode": {"componentType": "worker", **decode}}}}
+
+
+async def _adapter_write(kube: KubeClient, replicas: int) -> Json:
+    result: Json = await kube.patch(GRAPHS_BETA, "default", "g", [
+        {"op": "test", "path": "/spec/components/0/name", "value": "decode"},
+        {"op": "replace", "path": "/spec/components/0/replicas", "value": replicas}],
+        patch_type="json", field_manager="adapter")
+    return result
+
+
+async def test_a_dgd_edit_in_v1alpha1_takes_the_replicas_the_adapter_wrote(
+        graphs: KubeClient) -> None:
+    await _write(graphs, GRAPHS_ALPHA, "g", _graph(replicas=1), "user", APPLY)
+    written = await _adapter_write(graphs, 3)
+    assert owners_of(written, *REPLICAS) == {"adapter"}
+    assert _entries(written)[("adapter", "Update", "nvidia.com/v1beta1")] == {"f:spec": {
+        "f:components": {'k:{"name":"decode"}': {"f:replicas": {}}}}}
+    edited = await _write(graphs, GRAPHS_ALPHA, "g", {"spec": {"services": {"decode": {
+        "replicas": 7}}}}, "hand-edit")
+    assert owners_of(edited, *REPLICAS) == {"hand-edit"}
+    assert ("adapter", "Update", "nvidia.com/v1beta1") not in _entries(edited)
+
+
+async def test_a_dgd_apply_in_v1alpha1_conflicts_with_the_adapter_at_its_path(
+        graphs: KubeClient) -> None:
+    await _write(graphs, GRAPHS_ALPHA, "g", _graph(replicas=1), "user", APPLY)
+    await _adapter_write(graphs, 3)
+    with pytest.raises(ApiError) as refused:
+        await _write(graphs, GRAPHS_ALPHA, "g", _graph(replicas=5), "user", APPLY)
+    assert refused.value.message == (
+        'Apply failed with 1 conflict: conflict with "adapter" using nvidia.com/v1beta1: '
+        '.spec.components[name="decode"].replicas')
+
+
+async def test_a_dgd_label_dropped_in_one_version_is_pruned_across_versions(
+        graphs: KubeClient) -> None:
+    """The applier's last set holds a label; pruning converts objects that lost their
+    metadata (a named field owned whole) through the webhook, which needs their name."""
+    await _write(graphs, GRAPHS_ALPHA, "g", _graph({"team": "a"}, replicas=1), "user", APPLY)
+    await _adapter_write(graphs, 3)
+    pruned = await _write(graphs, GRAPHS_ALPHA, "g", _graph(), "user", APPLY)
+    assert "labels" not in pruned["metadata"] or "team" not in pruned["metadata"]["labels"]
+    # The replicas the user applied before are gone from its set, the adapter's stay.
+    assert pruned["spec"]["services"]["decode"]["replicas"] == 3
+    assert owners_of(pruned, *REPLICAS) == {"adapter"}
