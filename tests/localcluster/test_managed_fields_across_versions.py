@@ -36,17 +36,25 @@ APPLY = "application/apply-patch+yaml"
 
 
 @pytest.fixture
-async def kube(kubeconfig: Path, cluster: LocalCluster) -> AsyncIterator[KubeClient]:
+async def toy() -> AsyncIterator[ToyConversionWebhook]:
     hook = await ToyConversionWebhook().start()
+    try:
+        yield hook
+    finally:
+        await hook.stop()
+        hook.tls.close()
+
+
+@pytest.fixture
+async def kube(kubeconfig: Path, cluster: LocalCluster,
+               toy: ToyConversionWebhook) -> AsyncIterator[KubeClient]:
     client = await KubeClient.connect(kubeconfig, ClientConfig(qps=None), Metrics())
     try:
-        await client.create(CRDS, widget_crd(hook.client_config()))
+        await client.create(CRDS, widget_crd(toy.client_config()))
         await cluster.settle()
         yield client
     finally:
         await client.close()
-        await hook.stop()
-        hook.tls.close()
 
 
 def _path(resource: Resource, name: str = "") -> str:
@@ -141,6 +149,25 @@ async def test_a_field_another_version_owns_survives_a_prune(kube: KubeClient) -
     await _write(kube, WIDGETS_V2, "a", widget("a", V2, color="red"), "beta", APPLY)
     pruned = await _write(kube, WIDGETS_V1, "a", widget("a", size=2), "app", APPLY)
     assert pruned["spec"] == {"size": 2, "color": "red"}
+
+
+async def test_writes_that_cannot_take_a_field_convert_nothing(
+        kube: KubeClient, toy: ToyConversionWebhook) -> None:
+    """A status write cannot take the spec a v1 entry owns, and a write that changes nothing
+    takes nothing: neither asks the webhook (kube-apiserver converts for them anyway, which
+    only the webhook's call count would show)."""
+    await _create(kube, WIDGETS_V1, widget("a", size=1), "alpha")  # stored as v2
+    toy.converted.clear()
+    status = await kube.request("PATCH", _path(WIDGETS_V2, "a") + "/status",
+                                body={"status": {"phase": "up"}},
+                                content_type="application/merge-patch+json")
+    assert status["status"] == {"phase": "up"}
+    same = await _write(kube, WIDGETS_V2, "a", {"spec": {"dimension": 1}}, "beta")
+    assert _size_owners(same) == {"alpha"}
+    assert toy.converted == []
+    changed = await _write(kube, WIDGETS_V2, "a", {"spec": {"dimension": 2}}, "beta")
+    assert _size_owners(changed) == {"beta"}
+    assert toy.converted  # the v1 entry's objects, converted to see what it loses
 
 
 # --- our DynamoGraphDeployment: a typed schema, converted by the operator's webhook ---------

@@ -107,14 +107,14 @@ def server_side_apply(
     conflicts: dict[ManagerId, Set[Path]] = {}
     for mid, entry in managed.items():
         if mid != me:
-            clash = entry.fields & changes.at(entry.api_version).changed()
+            clash = entry.fields & changes.for_entry(entry).changed()
             if clash:
                 conflicts[mid] = clash
     if conflicts and not force:
         raise conflict_error(conflicts)
     for mid, entry in managed.items():
         if mid != me:
-            removed = changes.at(entry.api_version).removed
+            removed = changes.for_entry(entry).removed
             entry.fields = entry.fields - conflicts.get(mid, set()) - removed
     managed[me].fields -= STRIPPED
     drop_empty(managed)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..managed_fields import Managed
+from ..managed_fields import Entry, Managed
 from ..registry import ResourceType
 from .comparison import Diff, compare_fields
 from .field_types import FieldType, root_type
@@ -34,6 +34,7 @@ __all__ = ["Changes", "Versions", "at_other_versions"]
 #: What a conversion needs of an object's metadata; an intermediate object of a prune may
 #: have lost it (kube-apiserver's restoreObjectMeta puts it back after the webhook).
 _IDENTITY = ("name", "namespace")
+_NOTHING = Diff()
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,11 @@ class Changes:
         if diff is not None:
             return diff
         other = self._others.get(api_version)
+        at_request = self._diffs[self._rt.api_version]
         if other is None or self._versions is None:
-            return self._diffs[self._rt.api_version]
+            return at_request
+        if not (at_request.added or at_request.modified or at_request.removed):
+            return at_request  # the same object converts to the same object
         old, new = self._versions.at([self._old, self._new], api_version)
         found = Diff()
         compare_fields(old, new, root_type(other), kept_roots(other, self._subresource), found)
@@ -122,13 +126,23 @@ class Changes:
         self._diffs[api_version] = diff
         return diff
 
+    def for_entry(self, entry: Entry) -> Diff:
+        """The diff at the entry's version; empty, without converting anything, when none of
+        its fields is one this endpoint may change (a status write and a spec owner)."""
+        other = self._others.get(entry.api_version)
+        if other is not None and entry.api_version not in self._diffs:
+            keep = keep_fn(other, self._subresource)
+            if not any(keep(p) for p in entry.fields):
+                return _NOTHING
+        return self.at(entry.api_version)
+
     def taken_from(self, managed: Managed, skip: object = None) -> None:
         """An update's ownership change: every entry but `skip` loses what changed or went at
         its version (structured-merge-diff's update with force)."""
         for mid, entry in managed.items():
             if mid == skip:
                 continue
-            diff = self.at(entry.api_version)
+            diff = self.for_entry(entry)
             taken = diff.changed() | diff.removed
             if not entry.fields.isdisjoint(taken):
                 entry.fields = entry.fields - taken
