@@ -26,7 +26,10 @@ Simplified against the real field manager (documented, not hidden):
   the request's version (kube-apiserver drops entries of a version its scheme lacks, and
   fails on one it cannot convert to); a conversion the webhook refuses while the field
   manager converts fails the write with the webhook's 500 (kube-apiserver fails an apply, and
-  keeps the stored managedFields of an update: 1.20 cleared them);
+  keeps the stored managedFields of an update: 1.20 cleared them); a write that cannot take
+  anything from such an entry (it changes nothing, or a status write meets spec owners)
+  converts nothing for it, where kube-apiserver converts anyway (only the webhook's call
+  count shows it);
 - the kubectl last-applied-configuration upgrade path (``kubectl-client-side-apply`` fields
   handed over to a later ``kubectl`` apply) is not implemented;
 - the status subresource keeps only status ownership (the apiserver resets only ``spec``, and
