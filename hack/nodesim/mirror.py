@@ -2,8 +2,9 @@
 and report every change as the local cluster's storage reports a committed one (`Change`).
 
 A resource not served yet (its CRD not installed: 404) is listed again every second; it counts
-as served once a list succeeds. Objects written by the mirror's owner can be put in at once
-(`observe`), so its next read sees its own write before the watch brings it.
+as served once a list succeeds, and that is reported as its CRD's change. Objects written by
+the mirror's owner can be put in at once (`observe`), so its next read sees its own write
+before the watch brings it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ Json = dict[str, Any]
 Key = tuple[str, str]
 log = structlog.get_logger("nodesim.mirror")
 
+CRDS: ResourceKey = ("apiextensions.k8s.io", "customresourcedefinitions")
 WATCH_SECONDS = 300
 RETRY = 1.0
 
@@ -121,6 +123,13 @@ class Mirror:
             self._apply(rkey, "MODIFIED" if _key(item) in objects else "ADDED", item)
         for key in set(objects) - seen:
             self._apply(rkey, "DELETED", objects[key])
+        if rkey not in self.served and resource.group:
+            # Served from now on: as the local cluster reports its CRD's change, so that
+            # controllers that found it missing look again.
+            self.served.add(rkey)
+            self.on_change(Change("ADDED", CRDS, 0, {
+                "metadata": {"name": f"{resource.plural}.{resource.group}"},
+                "spec": {"group": resource.group, "names": {"plural": resource.plural}}}, None))
         self.served.add(rkey)
         self.listed[rkey].set()
         return str(listing["metadata"]["resourceVersion"])
