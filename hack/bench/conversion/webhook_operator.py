@@ -27,7 +27,7 @@ import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
 from controller.certificates import new_authority, serving_certificate
-from hack.processes import free_port
+from hack.processes import cpu_seconds, free_port
 from reconcilers.operator.conversion_setup import CONVERSION_PATH
 
 Json = dict[str, Any]
@@ -138,6 +138,10 @@ class WebhookOperator:
         except TimeoutError:
             self.proc.kill()
             await self.proc.wait()
+
+    def cpu_seconds(self) -> float:
+        """The process's user and system CPU seconds so far."""
+        return cpu_seconds(self.proc.pid) if self.proc is not None else 0.0
 
     def log_tail(self, chars: int = 3000) -> str:
         if not self.log_path.exists():
