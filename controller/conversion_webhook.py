@@ -74,6 +74,9 @@ class ConversionWebhook:
     metrics: ConversionMetrics
     _by_group: dict[str, Converter] = field(default_factory=dict)
     _by_kind: dict[tuple[str, str], Converter] = field(default_factory=dict)
+    #: The metrics' children by (path, desired version, outcome): the API server sends one
+    #: review per object, and looking labels up costs a review as much as decoding it.
+    _children: dict[tuple[str, str, str], tuple[Any, Any, Any]] = field(default_factory=dict)
 
     def register(self, group: str, converter: Converter, kind: str | None = None) -> None:
         """Convert the objects of `group` (only its `kind`, when given) with `converter`."""
@@ -106,14 +109,26 @@ class ConversionWebhook:
         else:
             result, response = {"status": "Success"}, {"convertedObjects": converted}
             outcome = "success"
-            self.metrics.objects.labels(request.path, desired).inc(len(converted))
         body = json.dumps({"apiVersion": review.get("apiVersion") or REVIEW_VERSION,
                            "kind": "ConversionReview",
                            "response": {"uid": uid, **response, "result": result}})
+        duration, requests, converted_objects = self._metrics(request.path, desired, outcome)
         # From the body read to the answer encoded: the review as this process handles it.
-        self.metrics.duration.labels(request.path).observe(time.monotonic() - started)
-        self.metrics.requests.labels(request.path, desired, outcome).inc()
+        duration.observe(time.monotonic() - started)
+        requests.inc()
+        if outcome == "success":
+            converted_objects.inc(len(objects))
         return web.Response(text=body, content_type="application/json")
+
+    def _metrics(self, path: str, desired: str, outcome: str) -> tuple[Any, Any, Any]:
+        key = (path, desired, outcome)
+        children = self._children.get(key)
+        if children is None:
+            children = (self.metrics.duration.labels(path),
+                        self.metrics.requests.labels(path, desired, outcome),
+                        self.metrics.objects.labels(path, desired))
+            self._children[key] = children
+        return children
 
 
 def _parse(review: Any) -> tuple[str, str, list[Json]]:
