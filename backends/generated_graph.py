@@ -13,7 +13,8 @@ naming a component the graph lacks fails (`GenerationError`). Metadata: `metadat
 selects the graph's name (else the profiler's, else the request's), labels and annotations
 merge, the namespace is the override's or the request's. Before the override,
 `features.kvRouter` sets DYN_ROUTER_MODE=kv on the Frontend and `runtimeVersionOverride`
-is given to components without their own.
+is given to components without their own; after it, `overrides.trustRemoteCode` adds
+`--trust-remote-code` to every vLLM or SGLang worker.
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ def materialize(generated: Json, dgdr: HubRequest) -> Json:
                                           closed={("components",)})
     except (ConversionFailure, MergeError) as error:
         raise GenerationError(f"spec.overrides.dgd: {error}") from None
+    _trust_remote_code(hub, dgdr)
     given = _override_metadata(dgdr)
     name = given.get("name") if isinstance(given.get("name"), str) else None
     labels = {**_strings(meta.get("labels")), **_origin(dgdr), **_strings(given.get("labels"))}
@@ -118,13 +120,43 @@ def _features(hub: Json, dgdr: HubRequest) -> Json:
     return hub
 
 
-def _set_env(component: Json, name: str, value: str) -> None:
+#: Engines that take --trust-remote-code, and the component types that run them.
+_TRUSTING_BACKENDS = ("vllm", "sglang")
+_WORKER_TYPES = ("worker", "prefill", "decode")
+TRUST_REMOTE_CODE = "--trust-remote-code"
+
+
+def _trust_remote_code(hub: Json, dgdr: HubRequest) -> None:
+    """overrides.trustRemoteCode: the flag on every vLLM or SGLang worker, once the
+    topology (and the override) is known."""
+    overrides = dgdr.spec.overrides
+    if overrides is None or not overrides.trust_remote_code:
+        return
+    spec = hub.get("spec") or {}
+    backend = spec.get("backendFramework") or dgdr.spec.backend
+    if backend not in _TRUSTING_BACKENDS:
+        return
+    for component in spec.get("components") or []:
+        if component.get("type") not in _WORKER_TYPES:
+            continue
+        main = _main(component)
+        args = list(main.get("args") or [])
+        if TRUST_REMOTE_CODE not in args:
+            main["args"] = [*args, TRUST_REMOTE_CODE]
+
+
+def _main(component: Json) -> Json:
     pod = component.setdefault("podTemplate", {}).setdefault("spec", {})
     containers = pod.setdefault("containers", [])
-    main = next((c for c in containers if c.get("name") == _MAIN), None)
+    main: Json | None = next((c for c in containers if c.get("name") == _MAIN), None)
     if main is None:
         main = {"name": _MAIN}
         containers.append(main)
+    return main
+
+
+def _set_env(component: Json, name: str, value: str) -> None:
+    main = _main(component)
     env = [e for e in main.get("env") or [] if e.get("name") != name]
     main["env"] = [*env, {"name": name, "value": value}]
 

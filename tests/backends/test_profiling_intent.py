@@ -210,3 +210,14 @@ def test_an_override_cannot_add_topology(override: Json) -> None:
     request = dgdr(overrides={"dgd": {"kind": "DynamoGraphDeployment", **override}})
     with pytest.raises(GenerationError, match="'worker'"):
         materialize(generated(), request)
+
+
+def test_trust_remote_code_reaches_every_worker_after_the_override() -> None:
+    request = dgdr(overrides={"trustRemoteCode": True, "dgd": {
+        "apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment",
+        "spec": {"components": [{"name": "decode", "podTemplate": {"spec": {"containers": [
+            {"name": "main", "args": ["--own"]}]}}}]}}})
+    graph = materialize(generated(), request)
+    assert main(graph, "decode")["args"] == ["--own", "--trust-remote-code"]
+    assert main(graph, "prefill")["args"] == ["--model", "m", "--trust-remote-code"]
+    assert "--trust-remote-code" not in main(graph, "Frontend")["args"]
