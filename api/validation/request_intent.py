@@ -5,12 +5,15 @@ A v1alpha1 request is checked through its v1beta1 form (`api.validation.request_
 the profiling config only v1alpha1 can hold keeps its own rules (`api.validation.request`).
 The rules follow the reference page and the original's controller: workload concurrency and
 requestRate exclude each other, so do sla.e2eLatency and ttft/itl; a thorough search needs a
-named backend; the override of the generated graph is a versioned DynamoGraphDeployment whose
-only `$patch` modifier is `args: append` on a named container with a non-empty args list.
+named backend; a new request's image needs a semantic-version tag unless
+runtimeVersionOverride names the runtime; the override of the generated graph is a versioned
+DynamoGraphDeployment whose only `$patch` modifier is `args: append` on a named container with
+a non-empty args list.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from api import names
@@ -22,7 +25,8 @@ from api.v1beta1.graph_deployment_request import (
 )
 from api.validation import values
 
-__all__ = ["FROZEN_PHASES", "validate_request_intent", "validate_request_intent_update"]
+__all__ = ["FROZEN_PHASES", "GPU_SKUS", "image_tag", "validate_request_image",
+           "validate_request_intent", "validate_request_intent_update"]
 
 #: Phases in which the spec is frozen (the original rejects changes from Profiling on).
 FROZEN_PHASES = ("Profiling", "Deploying", "Ready", "Deployed")
@@ -31,10 +35,44 @@ _READY_MUTABLE = ("autoApply", "runtimeVersionOverride")
 _DGD_VERSIONS = ("nvidia.com/v1alpha1", "nvidia.com/v1beta1")
 
 
+#: The GPU SKUs the original's schema admits (lowercase, underscore: h100_sxm).
+GPU_SKUS = ("vr_nvl72", "gb200", "gb200_sxm", "gb10", "b300_sxm", "b200_sxm", "h200_sxm",
+            "h100_sxm", "h100_pcie", "a100_sxm", "a100_pcie", "a30", "l40s", "l40", "l4",
+            "v100_sxm", "v100_pcie", "t4", "mi200", "mi300")
+_RUNTIME_VERSION = re.compile(r"(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})")
+_SEMVER_TAG = re.compile(r"v?[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]*)?")
+
+
+def image_tag(image: str) -> str | None:
+    """The tag of an image reference (None for a digest-only or untagged one)."""
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    return last.rsplit(":", 1)[1] if ":" in last else None
+
+
+def validate_request_image(dgdr: DynamoGraphDeploymentRequest) -> list[FieldError]:
+    """A new intent-based request's image needs a semantic-version tag, or
+    runtimeVersionOverride to say which Dynamo runtime it is (the original's admission)."""
+    image = dgdr.spec.image
+    if not image or dgdr.spec.runtime_version_override:
+        return []
+    tag = image_tag(image)
+    if tag is not None and _SEMVER_TAG.fullmatch(tag):
+        return []
+    return [FieldError("spec.image", (
+        f"{image!r} has no semantic-version tag; set spec.runtimeVersionOverride to the Dynamo "
+        "runtime version it runs (MAJOR.MINOR.PATCH)"))]
+
+
 def validate_request_intent(dgdr: DynamoGraphDeploymentRequest) -> list[FieldError]:
     """Every error of a request's intent, as for a create."""
     spec = dgdr.spec
     errors = values.required("spec.model", spec.model)
+    if spec.runtime_version_override is not None and not _RUNTIME_VERSION.fullmatch(
+            spec.runtime_version_override):
+        errors.append(FieldError("spec.runtimeVersionOverride", (
+            "must be MAJOR.MINOR.PATCH, each part 0-9999 without leading zeros, "
+            "v prefix, prerelease or build metadata")))
     if spec.search_strategy == "thorough" and spec.backend in (None, "auto"):
         errors.append(FieldError("spec.searchStrategy", (
             'thorough is incompatible with spec.backend "auto": set spec.backend to a '
@@ -104,7 +142,8 @@ def _hardware(spec: DynamoGraphDeploymentRequestSpec) -> list[FieldError]:
     hardware = spec.hardware
     if hardware is None:
         return []
-    errors = _positive("spec.hardware.vramMb", hardware.vram_mb)
+    errors = values.one_of("spec.hardware.gpuSku", hardware.gpu_sku, GPU_SKUS)
+    errors += _positive("spec.hardware.vramMb", hardware.vram_mb)
     errors += values.at_least("spec.hardware.totalGpus", hardware.total_gpus, 1)
     errors += values.at_least("spec.hardware.numGpusPerNode", hardware.num_gpus_per_node, 1)
     return errors

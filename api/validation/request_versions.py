@@ -26,6 +26,7 @@ from api.validation.request import (
     validate_graph_deployment_request,
 )
 from api.validation.request_intent import (
+    validate_request_image,
     validate_request_intent,
     validate_request_intent_update,
 )
@@ -79,6 +80,8 @@ def check_request(obj: Json, old: Json | None = None, *,
         return RequestCheck(err.errors, [])
     hub_errors = (validate_request_intent(hub) if old_hub is None else
                   validate_request_intent_update(_old(old_hub), hub))
+    if old_hub is None and not legacy_profiling(spoke):
+        hub_errors += validate_request_image(hub)
     if namespace_restricted and not legacy_profiling(spoke) and not _hardware_given(hub):
         hub_errors.append(FieldError("spec.hardware", (
             "GPU hardware info is required: a namespace-restricted operator cannot discover "

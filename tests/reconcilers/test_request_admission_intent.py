@@ -55,6 +55,12 @@ RULES = [
     ({"workload": {"isl": -1}}, "spec.workload.isl", "spec.workload.isl"),
     ({"searchStrategy": "thorough"}, "spec.searchStrategy", "spec.searchStrategy"),
     ({"hardware": {"totalGpus": 0}}, "spec.hardware.totalGpus", "spec.hardware.totalGpus"),
+    ({"hardware": {"gpuSku": "H100-SXM5-80GB"}}, "spec.hardware.gpuSku",
+     "spec.hardware.gpuSku"),
+    ({"runtimeVersionOverride": "v1.4"}, "spec.runtimeVersionOverride",
+     "spec.runtimeVersionOverride"),
+    ({"image": "registry.local/dynamo-planner:latest"}, "spec.image",
+     "spec.profilingConfig.profilerImage"),
     ({"modelCache": {"pvcModelPath": "llama"}}, "spec.modelCache.pvcName",
      "spec.modelCache.pvcName"),
     ({"modelCache": {"pvcName": "w", "pvcMountPath": "rel"}}, "spec.modelCache.pvcMountPath",
@@ -136,3 +142,11 @@ def test_the_spec_is_frozen_once_profiling_started_but_autoapply_may_follow_read
     switched["spec"]["autoApply"] = True
     assert _admit(switched, old).allowed
     assert not _admit(new, old).allowed
+
+
+def test_an_unversioned_image_needs_the_runtime_version() -> None:
+    obj = _dgdr(image="registry.local/dynamo-planner@sha256:0123")
+    assert _admit(obj).code == 422
+    assert _admit(_dgdr(image="registry.local/dynamo-planner@sha256:0123",
+                        runtimeVersionOverride="1.4.0")).allowed
+    assert _admit(_dgdr(image="nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.4.0")).allowed

@@ -3,7 +3,8 @@ upstream reference writes it is profiled by the simulated profiler (a Job built 
 intent, hardware discovered from the GPU nodes), its v1beta1 graph is created with the
 override applied and comes up through the graph and component controllers; without autoApply
 it stops at Ready until autoApply is switched on; an infeasible SLA fails with the profiler's
-reason; `kubectl get dgdr` shows the v1beta1 columns."""
+reason; a model cache PVC must exist, and is mounted in the profiler and the graph's
+workers; `kubectl get dgdr` shows the v1beta1 columns."""
 
 from __future__ import annotations
 
@@ -33,7 +34,12 @@ from hack.our_crds import DEPLOYMENT_REQUESTS as ALPHA_REQUESTS
 from hack.our_crds import GRAPH_DEPLOYMENTS as ALPHA_GRAPHS
 from reconcilers import component, graph
 from reconcilers import request as dgdr_controller
-from reconcilers.machinery.resources import DEPLOYMENT_REQUESTS, GRAPH_DEPLOYMENTS, JOBS
+from reconcilers.machinery.resources import (
+    DEPLOYMENT_REQUESTS,
+    GRAPH_DEPLOYMENTS,
+    JOBS,
+    PERSISTENT_VOLUME_CLAIMS,
+)
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "deploy" / "examples" / "v1beta1"
 ORDER = ["", "Pending", "Profiling", "Deploying", "Deployed"]
@@ -179,3 +185,36 @@ async def test_kubectl_get_dgdr_shows_the_v1beta1_columns(
     assert row.split()[:5] == ["qwen3-sglang", "Qwen/Qwen3-30B-A3B", "sglang", "Deployed",
                                obj["status"]["dgdName"]]
     assert row.split()[-1] == "profile-qwen3-sglang"
+
+
+async def test_the_model_cache_is_mounted_in_the_profiler_and_the_graph(
+        kube: KubeClient, operator: Operator) -> None:
+    cache = {"pvcName": "weights", "pvcModelPath": "qwen3"}
+    await kube.create(DEPLOYMENT_REQUESTS, example("dgdr-intent-minimal.yaml", modelCache=cache))
+    obj = await wait_for(kube, DEPLOYMENT_REQUESTS, NS, "qwen3-minimal",
+                         lambda o: (o.get("status") or {}).get("phase") == "Failed")
+    assert f"model cache PVC weights not found in namespace {NS}" in condition(
+        obj, "Validation")["message"]
+    await kube.delete(DEPLOYMENT_REQUESTS, NS, "qwen3-minimal")
+    await eventually(lambda: _gone(kube, "qwen3-minimal"))
+
+    await kube.create(PERSISTENT_VOLUME_CLAIMS, {
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "weights", "namespace": NS},
+        "spec": {"accessModes": ["ReadWriteMany"],
+                 "resources": {"requests": {"storage": "10Gi"}}}})
+    await kube.create(DEPLOYMENT_REQUESTS, example("dgdr-intent-minimal.yaml", modelCache=cache))
+    await phases_until(kube, "qwen3-minimal", "Deployed")
+    job = await kube.get(JOBS, NS, "profile-qwen3-minimal")
+    assert {"name": "model-cache", "persistentVolumeClaim": {
+        "claimName": "weights", "readOnly": True}} in job["spec"]["template"]["spec"]["volumes"]
+    name = (await kube.get(DEPLOYMENT_REQUESTS, NS, "qwen3-minimal"))["status"]["dgdName"]
+    view = await kube.get(ALPHA_GRAPHS, NS, name)
+    assert view["spec"]["pvcs"] == [{"name": "weights", "create": False}]
+    decode = view["spec"]["services"]["decode"]
+    assert decode["volumeMounts"] == [{"name": "weights", "mountPoint": "/opt/model-cache"}]
+    assert "/opt/model-cache/qwen3" in decode["extraPodSpec"]["mainContainer"]["args"]
+
+
+async def _gone(kube: KubeClient, name: str) -> bool:
+    return await get_or_none(kube, DEPLOYMENT_REQUESTS, NS, name) is None

@@ -29,7 +29,8 @@ first token and the rest over `workload.osl` tokens; `hardware.numGpusPerNode`; 
 `auto` profiled as vllm). Its output is one key, `final_config.yaml`: the graph with the
 component names of the original's profiler templates (`Frontend`, `prefill`, `decode`, and
 `Planner` when `features.planner` is set; mocker workers when `features.mocker.enabled`),
-plus the planner's profile ConfigMap when there is a planner.
+plus the planner's profile ConfigMap when there is a planner. A `modelCache` PVC is declared
+in the graph and mounted into the workers, which load the model from it.
 """
 
 from __future__ import annotations
@@ -256,7 +257,25 @@ def intent_graph(spec: Json, dgdr: str, p: Plan) -> Json:
     if features.get("planner") is not None:
         renamed["Planner"] = services["Planner"]
     graph["spec"]["services"] = renamed
+    _model_cache(graph, _section(spec, "modelCache"), mocker)
     return graph
+
+
+def _model_cache(graph: Json, cache: Json, mocker: bool) -> None:
+    """The request's model cache PVC, mounted into the workers, which load the model from
+    it (`<mount>/<pvcModelPath>`)."""
+    pvc = cache.get("pvcName")
+    if not pvc:
+        return
+    mount = str(cache.get("pvcMountPath") or "/opt/model-cache")
+    path = f"{mount}/{cache['pvcModelPath']}" if cache.get("pvcModelPath") else mount
+    graph["spec"]["pvcs"] = [{"name": pvc, "create": False}]
+    for name in ("prefill", "decode"):
+        worker = graph["spec"]["services"][name]
+        worker["volumeMounts"] = [{"name": pvc, "mountPoint": mount}]
+        args = worker["extraPodSpec"]["mainContainer"]["args"]
+        flag = "--model-path" if mocker else "--model"
+        args[args.index(flag) + 1] = path
 
 
 def intent_output_data(spec: Json, dgdr: str) -> tuple[bool, dict[str, str]]:
