@@ -64,9 +64,11 @@ def legacy_profiling(spoke: SpokeRequest) -> bool:
     return config is not None and profiles_by_config(config)
 
 
-def check_request(obj: Json, old: Json | None = None, *,
-                  namespace_restricted: bool = False) -> RequestCheck:
-    """Every error of a create (`old` None) or an update of a request in either version."""
+def check_request(obj: Json, old: Json | None = None, *, namespace_restricted: bool = False,
+                  new: bool = True) -> RequestCheck:
+    """Every error of a create (`old` None) or an update of a request in either version.
+    `new=False`: the create rules of an object already admitted (the controller's check),
+    without those the original applies only when a request is created (its image's tag)."""
     try:
         hub_json, spoke_json = convert(obj, HUB), convert(obj, SPOKE)
         old_hub = convert(old, HUB) if old is not None else None
@@ -80,7 +82,7 @@ def check_request(obj: Json, old: Json | None = None, *,
         return RequestCheck(err.errors, [])
     hub_errors = (validate_request_intent(hub) if old_hub is None else
                   validate_request_intent_update(_old(old_hub), hub))
-    if old_hub is None and not legacy_profiling(spoke):
+    if new and old_hub is None and not legacy_profiling(spoke):
         hub_errors += validate_request_image(hub)
     if namespace_restricted and not legacy_profiling(spoke) and not _hardware_given(hub):
         hub_errors.append(FieldError("spec.hardware", (

@@ -151,7 +151,8 @@ class GraphDeploymentRequestReconciler:
         # A request written as v1alpha1 (it has a profilingConfig) hears of its fields by
         # their v1alpha1 names.
         checked = check_request(view if legacy else live,
-                                namespace_restricted=self.ctx.namespace is not None)
+                                namespace_restricted=self.ctx.namespace is not None,
+                                new=phase == INITIAL)
         if checked.hub is None or checked.errors:
             await self._apply(live, invalid(live, "; ".join(str(e) for e in checked.errors)))
             return None

@@ -13,6 +13,7 @@ import yaml
 
 from api.conversion import convert
 from api.v1alpha1 import DynamoGraphDeploymentRequest
+from api.validation.request_versions import check_request
 from controller.webhook import AdmissionRequest, AdmissionResponse
 from reconcilers.operator.admission import AdmissionPolicy, decide
 
@@ -150,3 +151,9 @@ def test_an_unversioned_image_needs_the_runtime_version() -> None:
     assert _admit(_dgdr(image="registry.local/dynamo-planner@sha256:0123",
                         runtimeVersionOverride="1.4.0")).allowed
     assert _admit(_dgdr(image="nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.4.0")).allowed
+
+
+def test_the_controller_does_not_hold_an_admitted_image_against_a_request() -> None:
+    obj = _dgdr(image="registry.local/dynamo-planner:latest")
+    assert [e.path for e in check_request(obj).errors] == ["spec.image"]
+    assert check_request(obj, new=False).errors == []
