@@ -281,10 +281,10 @@ def refusals(events: list[AuditEvent]) -> list[str]:
             if e.user_agent.startswith("dynamo-operator") and e.code in (401, 403)]
 
 
-def reviews_in(events: list[AuditEvent]) -> int:
-    """TokenReviews and SubjectAccessReviews the operator created."""
+def reviews_in(events: list[AuditEvent], kinds: tuple[str, ...] = REVIEWS) -> int:
+    """TokenReviews and SubjectAccessReviews (or `kinds`) the operator created."""
     return sum(1 for e in events if e.username == OPERATOR_USER and e.verb == "create"
-               and (e.object_ref or {}).get("resource") in REVIEWS)
+               and (e.object_ref or {}).get("resource") in kinds)
 
 
 # --- the scenarios ------------------------------------------------------------------------
