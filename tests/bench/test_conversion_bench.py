@@ -21,3 +21,4 @@ def test_conversion_bench_prints_json() -> None:
     assert figures["graphs"] == 10
     assert figures["list_v1alpha1_seconds"] > 0 and figures["webhook_review_ms_p99"] > 0
     assert figures["handler_ms_mean"] > 0 and figures["convert_ms_p99"] > 0
+    assert figures["list_v1alpha1_seconds_floor_webhook"] > 0

@@ -7,7 +7,10 @@ storage version) and converted by the operator's conversion webhook, served by a
 empty namespace so that it reconciles nothing). It then lists them in `v1alpha1` (one
 ConversionReview per object, one after the other, as kube-apiserver 1.20 decodes a LIST read
 from etcd) and, as the floor in the same run, in `v1beta1` (no conversion), each `--repeat`
-times, and reports the medians and, per review: its round trip as the API server sees it
+times. A second floor, in the same run and interleaved: the same v1alpha1 list through a
+webhook process that converts nothing (`floor_webhook`: the operator's server and handler, a
+converter that only rewrites apiVersion), which the CRD is pointed at for it and back. It
+reports the medians and, per review: its round trip as the API server sees it
 (p50/p99), the operator's handler time (mean, and p50/p99 from its
 `conversion_webhook_duration_seconds` histogram), and `api.conversion.convert` alone on the
 same objects in this process (p50/p99). This process, the API server, holds every graph: a
@@ -32,6 +35,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +46,7 @@ from controller.client import ClientConfig, KubeClient
 from controller.resource import Resource
 from hack.bench.checks import ImpossibleFigures, check, report_and_exit_code
 from hack.bench.conversion.webhook_operator import NAMESPACE as OPERATOR_NAMESPACE
-from hack.bench.conversion.webhook_operator import WebhookOperator
+from hack.bench.conversion.webhook_operator import FloorWebhook, WebhookOperator
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import running_cluster
 from hack.our_crds import CRD_DIR, with_conversion
@@ -158,37 +162,75 @@ async def seed(kube: KubeClient, operator: WebhookOperator, graphs: int) -> None
         await kube.create(BETA, obj, decode=False)
 
 
+class ConvertedLists:
+    """The v1alpha1 lists through one webhook process: seconds, review round trips, and CPU
+    seconds of this process (the API server) and of the webhook's."""
+
+    def __init__(self, name: str, cpu_of: Callable[[], float]) -> None:
+        self.name = name
+        self.cpu_of = cpu_of
+        self.seconds: list[float] = []
+        self.reviews: list[float] = []
+        self.server_cpu: list[float] = []
+        self.webhook_cpu: list[float] = []
+
+    async def list(self, kube: KubeClient, reviews: list[float], graphs: int) -> list[str | None]:
+        """One list; the problems it shows."""
+        reviews.clear()
+        cpu, theirs = time.process_time(), self.cpu_of()
+        seconds, items = await timed_list(kube, ALPHA)
+        self.server_cpu.append(time.process_time() - cpu)
+        self.webhook_cpu.append(self.cpu_of() - theirs)
+        self.seconds.append(seconds)
+        self.reviews += reviews
+        problems = [_wrong(items, graphs, "nvidia.com/v1alpha1")]
+        if len(reviews) != graphs:
+            problems.append(f"a v1alpha1 list of {graphs} through the {self.name} called the "
+                            f"webhook {len(reviews)} times")
+        return problems
+
+
+async def point_at(kube: KubeClient, port: int) -> None:
+    """The DGD CRD's conversion webhook at 127.0.0.1:`port` (the CA is the same)."""
+    url = f"https://127.0.0.1:{port}/convert"
+    await kube.patch(CRDS, None, CRD_NAME, {"spec": {"conversion": {"webhook": {
+        "clientConfig": {"url": url}}}}})
+
+
 async def measure(kube: KubeClient, cluster: LocalCluster, operator: WebhookOperator,
                   graphs: int, repeat: int) -> Json:
     await served(kube, ALPHA)  # the operator's webhook answers
+    floor = await FloorWebhook.start(operator.cert_dir)
+    try:
+        return await _measure(kube, cluster, operator, floor, graphs, repeat)
+    finally:
+        await floor.stop()
+
+
+async def _measure(kube: KubeClient, cluster: LocalCluster, operator: WebhookOperator,
+                   floor: FloorWebhook, graphs: int, repeat: int) -> Json:
     reviews: list[float] = []
     conversions = cluster.api.conversions
     conversions.review_seconds = reviews
     problems: list[str | None] = []
-    alpha_times, beta_times, review_times = [], [], []
-    server_cpu: dict[str, list[float]] = {"alpha": [], "beta": []}
-    operator_cpu: list[float] = []
+    beta_times: list[float] = []
+    beta_cpu: list[float] = []
+    ours = ConvertedLists("operator", operator.cpu_seconds)
+    bare = ConvertedLists("floor webhook", floor.cpu_seconds)
     handler_before = await operator.handler_times()
     for _ in range(repeat):
         reviews.clear()
         cpu = time.process_time()
         seconds, items = await timed_list(kube, BETA)
-        server_cpu["beta"].append(time.process_time() - cpu)
+        beta_cpu.append(time.process_time() - cpu)
         beta_times.append(seconds)
         problems.append(_wrong(items, graphs, "nvidia.com/v1beta1"))
         if reviews:
             problems.append(f"a v1beta1 list called the webhook {len(reviews)} times")
-        reviews.clear()
-        cpu, theirs = time.process_time(), operator.cpu_seconds()
-        seconds, items = await timed_list(kube, ALPHA)
-        server_cpu["alpha"].append(time.process_time() - cpu)
-        operator_cpu.append(operator.cpu_seconds() - theirs)
-        alpha_times.append(seconds)
-        problems.append(_wrong(items, graphs, "nvidia.com/v1alpha1"))
-        if len(reviews) != graphs:
-            problems.append(f"a v1alpha1 list of {graphs} called the webhook "
-                            f"{len(reviews)} times")
-        review_times += reviews
+        problems += await ours.list(kube, reviews, graphs)
+        await point_at(kube, floor.port)
+        problems += await bare.list(kube, reviews, graphs)
+        await point_at(kube, operator.port)
     conversions.review_seconds = None
     handler = (await operator.handler_times()).since(handler_before)
     if handler.count != graphs * repeat:
@@ -196,14 +238,17 @@ async def measure(kube: KubeClient, cluster: LocalCluster, operator: WebhookOper
                         f"{graphs * repeat}")
     converts = await pure_conversions(kube)
     check(problems)
-    alpha, beta = statistics.median(alpha_times), statistics.median(beta_times)
+    alpha, beta = statistics.median(ours.seconds), statistics.median(beta_times)
     figures = {
         "graphs": graphs, "repeat": repeat,
         "list_v1alpha1_seconds": round(alpha, 4),
         "list_v1beta1_seconds_floor": round(beta, 4),
+        "list_v1alpha1_seconds_floor_webhook": round(statistics.median(bare.seconds), 4),
         "conversion_seconds": round(alpha - beta, 4),
-        "webhook_review_ms_p50": round(1000 * percentile(review_times, 0.50), 3),
-        "webhook_review_ms_p99": round(1000 * percentile(review_times, 0.99), 3),
+        "webhook_review_ms_p50": round(1000 * percentile(ours.reviews, 0.50), 3),
+        "webhook_review_ms_p99": round(1000 * percentile(ours.reviews, 0.99), 3),
+        "floor_webhook_review_ms_p50": round(1000 * percentile(bare.reviews, 0.50), 3),
+        "floor_webhook_review_ms_p99": round(1000 * percentile(bare.reviews, 0.99), 3),
         "handler_ms_mean": round(1000 * handler.total / handler.count, 3)
         if handler.count else 0.0,
         "handler_ms_p50": round(1000 * handler.quantile(0.50), 3),
@@ -211,11 +256,13 @@ async def measure(kube: KubeClient, cluster: LocalCluster, operator: WebhookOper
         "convert_ms_p50": round(1000 * percentile(converts, 0.50), 3),
         "convert_ms_p99": round(1000 * percentile(converts, 0.99), 3),
         # CPU seconds of each list (medians): this process (the API server and the listing
-        # client) and the operator's; a LIST that waits on one review at a time takes at
+        # client) and the webhook's; a LIST that waits on one review at a time takes at
         # least the sum of the two.
-        "server_cpu_seconds_v1alpha1": round(statistics.median(server_cpu["alpha"]), 3),
-        "server_cpu_seconds_v1beta1_floor": round(statistics.median(server_cpu["beta"]), 3),
-        "operator_cpu_seconds_v1alpha1": round(statistics.median(operator_cpu), 3),
+        "server_cpu_seconds_v1alpha1": round(statistics.median(ours.server_cpu), 3),
+        "server_cpu_seconds_v1beta1_floor": round(statistics.median(beta_cpu), 3),
+        "operator_cpu_seconds_v1alpha1": round(statistics.median(ours.webhook_cpu), 3),
+        "server_cpu_seconds_floor_webhook": round(statistics.median(bare.server_cpu), 3),
+        "floor_webhook_cpu_seconds": round(statistics.median(bare.webhook_cpu), 3),
     }
     if graphs >= GOAL_GRAPHS:
         figures["goal_list_under_1s"] = alpha * GOAL_GRAPHS / graphs < GOAL_SECONDS

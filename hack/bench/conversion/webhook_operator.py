@@ -10,7 +10,8 @@ stanza to the cluster-wide one, so the benchmark points the CRD at it (`client_c
 chart does.
 
 The handler's own time per review comes from the operator's
-`conversion_webhook_duration_seconds` histogram (`handler_seconds`).
+`conversion_webhook_duration_seconds` histogram (`handler_times`). `FloorWebhook` runs the
+benchmark's second floor, `floor_webhook`, as a process of its own.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from reconcilers.operator.conversion_setup import CONVERSION_PATH
 
 Json = dict[str, Any]
 
-__all__ = ["HandlerTimes", "WebhookOperator"]
+__all__ = ["FloorWebhook", "HandlerTimes", "WebhookOperator"]
 
 #: The operator's namespace, holding no graphs.
 NAMESPACE = "bench-conversion-operator"
@@ -168,3 +169,41 @@ class WebhookOperator:
                 elif sample.name == f"{HISTOGRAM}_count":
                     count += sample.value
         return HandlerTimes(buckets, total, count)
+
+
+class FloorWebhook:
+    """`hack.bench.conversion.floor_webhook` as a process, on the operator's certificate."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, port: int) -> None:
+        self.proc = proc
+        self.port = port
+
+    @classmethod
+    async def start(cls, cert_dir: Path) -> FloorWebhook:
+        """Start it and return once it accepts connections."""
+        port = free_port()
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "hack.bench.conversion.floor_webhook", str(cert_dir),
+            str(port), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.DEVNULL)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _START_TIMEOUT
+        while True:
+            if proc.returncode is not None:
+                raise RuntimeError("the floor webhook exited")
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                return cls(proc, port)
+            except OSError:
+                if loop.time() > deadline:
+                    raise RuntimeError("the floor webhook did not start") from None
+                await asyncio.sleep(0.1)
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.proc.pid)
+
+    async def stop(self) -> None:
+        if self.proc.returncode is None:
+            self.proc.terminate()
+            await self.proc.wait()
