@@ -180,10 +180,15 @@ async def test_kubectl_get_dgdr_shows_the_v1beta1_columns(
     kubectl = Kubectl(tmp_path / "sim" / "kubeconfig", tmp_path / "kubectl-cache")
     table = await kubectl("get", "dgdr", "-n", NS, "-o", "wide")
     header, row = table.splitlines()[:2]
-    assert header.split() == ["NAME", "MODEL", "BACKEND", "PHASE", "DGD", "AGE", "PROFILING",
-                              "JOB"]
+    assert header.split() == ["NAME", "MODEL", "BACKEND", "PHASE", "PROFILING", "REASON",
+                              "MESSAGE", "DGD", "AGE", "JOB"]
+    succeeded = condition(obj, "Succeeded")
+    # Profiling is done, so its column is blank; the message has spaces of its own.
     assert row.split()[:5] == ["qwen3-sglang", "Qwen/Qwen3-30B-A3B", "sglang", "Deployed",
-                               obj["status"]["dgdName"]]
+                               succeeded["reason"]]
+    assert row[header.index("PROFILING"):header.index("REASON")].strip() == ""
+    assert f" {succeeded['message']} " in row
+    assert row.split()[-3] == obj["status"]["dgdName"]
     assert row.split()[-1] == "profile-qwen3-sglang"
 
 
