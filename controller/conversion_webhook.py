@@ -18,7 +18,6 @@ request that needed it. Requests, converted objects and durations are counted by
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -27,6 +26,9 @@ from typing import Any
 import structlog
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from . import json_codec
+from .webhook import json_response
 
 log = structlog.get_logger("controller.conversion_webhook")
 
@@ -90,14 +92,14 @@ class ConversionWebhook:
         group = _group(api_version)
         return self._by_kind.get((group, kind)) or self._by_group.get(group)
 
-    async def handle(self, request: web.Request) -> web.Response:
+    async def handle(self, request: web.BaseRequest) -> web.Response:
         """Answer one ConversionReview (an aiohttp handler for `WebhookServer.route`)."""
         started = time.monotonic()
         try:
-            review = json.loads(await request.read())
+            review = json_codec.loads(await request.read())
             uid, desired, objects = _parse(review)
         except ValueError as err:
-            return web.json_response({"error": str(err)}, status=400)
+            return json_response(json_codec.dumps({"error": str(err)}), 400)
         result: Json
         try:
             converted = convert_objects(self.converter_for, objects, desired)
@@ -109,16 +111,16 @@ class ConversionWebhook:
         else:
             result, response = {"status": "Success"}, {"convertedObjects": converted}
             outcome = "success"
-        body = json.dumps({"apiVersion": review.get("apiVersion") or REVIEW_VERSION,
-                           "kind": "ConversionReview",
-                           "response": {"uid": uid, **response, "result": result}})
+        body = json_codec.dumps({"apiVersion": review.get("apiVersion") or REVIEW_VERSION,
+                                 "kind": "ConversionReview",
+                                 "response": {"uid": uid, **response, "result": result}})
         duration, requests, converted_objects = self._metrics(request.path, desired, outcome)
         # From the body read to the answer encoded: the review as this process handles it.
         duration.observe(time.monotonic() - started)
         requests.inc()
         if outcome == "success":
             converted_objects.inc(len(objects))
-        return web.Response(text=body, content_type="application/json")
+        return json_response(body)
 
     def _metrics(self, path: str, desired: str, outcome: str) -> tuple[Any, Any, Any]:
         key = (path, desired, outcome)
@@ -151,29 +153,34 @@ def convert_objects(find: Callable[[str, str], Converter | None], objects: list[
     out = []
     for index, obj in enumerate(objects):
         api_version, kind = str(obj.get("apiVersion") or ""), str(obj.get("kind") or "")
-        meta = obj.get("metadata") or {}
-        what = f"{kind} {meta.get('namespace', '')}/{meta.get('name', '')}".replace(" /", " ")
         if api_version == desired:
             out.append(obj)
             continue
         if _group(api_version) != _group(desired):
-            raise ConversionError(f"object {index} ({what}): cannot convert {api_version} to "
-                                  f"another group's {desired}")
+            raise ConversionError(f"object {index} ({_what(obj, kind)}): cannot convert "
+                                  f"{api_version} to another group's {desired}")
         converter = find(api_version, kind)
         if converter is None:
-            raise ConversionError(f"object {index} ({what}): no converter for {api_version}, "
-                                  f"Kind={kind}")
+            raise ConversionError(f"object {index} ({_what(obj, kind)}): no converter for "
+                                  f"{api_version}, Kind={kind}")
         try:
             converted = converter(obj, desired)
         except Exception as err:  # a converter's error is the review's failure, not a crash
-            raise ConversionError(f"object {index} ({what}): converting {api_version} to "
-                                  f"{desired}: {err}") from err
+            raise ConversionError(f"object {index} ({_what(obj, kind)}): converting "
+                                  f"{api_version} to {desired}: {err}") from err
         if not isinstance(converted, dict) or converted.get("apiVersion") != desired or \
                 converted.get("kind") != kind:
-            raise ConversionError(f"object {index} ({what}): the converter returned "
-                                  f"{_shape(converted)}, expected {desired}, Kind={kind}")
+            raise ConversionError(f"object {index} ({_what(obj, kind)}): the converter "
+                                  f"returned {_shape(converted)}, expected {desired}, "
+                                  f"Kind={kind}")
         out.append(converted)
     return out
+
+
+def _what(obj: Json, kind: str) -> str:
+    """`Kind namespace/name` of an object, for a failure's message."""
+    meta = obj.get("metadata") or {}
+    return f"{kind} {meta.get('namespace', '')}/{meta.get('name', '')}".replace(" /", " ")
 
 
 def _shape(obj: Any) -> str:

@@ -3,6 +3,12 @@
 Other webhooks of the process (the CRD conversion webhook, `controller.conversion_webhook`)
 are plain routes (`route`) on the same server, port and certificate.
 
+The API server calls a conversion webhook once per object, one call after the other, so the
+server's own work per request is on the path of every LIST in another version: it is aiohttp's
+low-level server (`web.Server`: its HTTP parser, keep-alive and error handling) with one
+handler that finds the endpoint by path, with no router, application or middlewares, and JSON
+goes through `controller.json_codec`.
+
 Like controller-runtime's webhook server, it runs on every replica (leader or not: the API
 server may call any of them) and serves with whatever certificate its `TLSConfig` holds now:
 `load(cert, key)` swaps it for new connections without a restart. `ready` is true once it
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
 import shutil
 import ssl
 import tempfile
@@ -30,14 +37,15 @@ import structlog
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Histogram
 
+from . import json_codec
 from .certificates import lifetime
 
 log = structlog.get_logger("controller.webhook")
 
 Json = dict[str, Any]
 
-__all__ = ["AdmissionRequest", "AdmissionResponse", "Handler", "RouteHandler", "TLSConfig",
-           "WebhookMetrics", "WebhookServer"]
+__all__ = ["MAX_BODY", "AdmissionRequest", "AdmissionResponse", "Handler", "RouteHandler",
+           "TLSConfig", "WebhookMetrics", "WebhookServer", "json_response"]
 
 REVIEW_VERSION = "admission.k8s.io/v1"
 
@@ -109,7 +117,11 @@ class AdmissionResponse:
 
 
 Handler = Callable[[AdmissionRequest], Awaitable[AdmissionResponse]]
-RouteHandler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+RouteHandler = Callable[[web.BaseRequest], Awaitable[web.StreamResponse]]
+
+#: The largest request body accepted (a review of the biggest object the API server stores).
+MAX_BODY = 8 * 1024 * 1024
+JSON_TYPE = "application/json"
 
 
 class WebhookMetrics:
@@ -195,7 +207,9 @@ class WebhookServer:
     _handlers: dict[str, Handler] = field(default_factory=dict)
     #: Plain aiohttp handlers by path (the conversion webhook's ConversionReviews).
     _routes: dict[str, RouteHandler] = field(default_factory=dict)
-    _runner: web.AppRunner | None = None
+    #: What answers each path once started: the admission handlers wrapped by `_serve`.
+    _endpoints: dict[str, RouteHandler] = field(default_factory=dict)
+    _runner: web.ServerRunner | None = None
 
     def register(self, path: str, handler: Handler) -> None:
         """Serve `handler` at `path` (before `start`)."""
@@ -220,13 +234,11 @@ class WebhookServer:
         return self._runner is not None and self.tls.valid
 
     async def start(self) -> None:
-        app = web.Application(client_max_size=8 * 1024 * 1024)
-        for path in self._handlers:
-            app.router.add_post(path, self._serve)
-        for path, route in self._routes.items():
-            app.router.add_post(path, route)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                                     shutdown_timeout=1.0)
+        self._endpoints = {path: functools.partial(self._serve, handler)
+                           for path, handler in self._handlers.items()}
+        self._endpoints.update(self._routes)
+        server = web.Server(self._dispatch, request_factory=self._request, access_log=None)
+        self._runner = web.ServerRunner(server, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port,
                            ssl_context=self.tls.server_context(), reuse_address=True,
@@ -235,6 +247,21 @@ class WebhookServer:
         if self.port == 0:
             self.port = self._runner.addresses[0][1]
         log.info("webhook server listening", port=self.port, paths=self.paths)
+
+    def _request(self, message: Any, payload: Any, protocol: Any, writer: Any,
+                 task: asyncio.Task[None]) -> web.BaseRequest:
+        """aiohttp's request factory: a plain request that may carry a body up to MAX_BODY."""
+        return web.BaseRequest(message, payload, protocol, writer, task,
+                               asyncio.get_running_loop(), client_max_size=MAX_BODY)
+
+    async def _dispatch(self, request: web.BaseRequest) -> web.StreamResponse:
+        """The endpoint of the request's path; 404 and 405 as a router would answer."""
+        endpoint = self._endpoints.get(request.path)
+        if endpoint is None:
+            raise web.HTTPNotFound()
+        if request.method != "POST":
+            raise web.HTTPMethodNotAllowed(request.method, ["POST"])
+        return await endpoint(request)
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -250,13 +277,12 @@ class WebhookServer:
             await self.stop()
             self.tls.close()
 
-    async def _serve(self, request: web.Request) -> web.Response:
+    async def _serve(self, handler: Handler, request: web.BaseRequest) -> web.Response:
         try:
-            review = await request.json()
+            review = json_codec.loads(await request.read())
             admission = AdmissionRequest.from_review(review)
         except ValueError as err:
-            return web.json_response({"error": str(err)}, status=400)
-        handler = self._handlers[request.path]
+            return _json_response({"error": str(err)}, status=400)
         labels = (request.path, admission.resource, admission.operation)
         started = time.monotonic()
         try:
@@ -271,6 +297,15 @@ class WebhookServer:
                                      "denied").inc()
         if not response.allowed:
             self.metrics.denials.labels(*labels).inc()
-        return web.json_response({"apiVersion": review.get("apiVersion") or REVIEW_VERSION,
-                                  "kind": "AdmissionReview",
-                                  "response": response.to_json(admission.uid)})
+        return _json_response({"apiVersion": review.get("apiVersion") or REVIEW_VERSION,
+                               "kind": "AdmissionReview",
+                               "response": response.to_json(admission.uid)})
+
+
+def _json_response(body: Any, status: int = 200) -> web.Response:
+    return json_response(json_codec.dumps(body), status)
+
+
+def json_response(body: bytes, status: int = 200) -> web.Response:
+    """An answer of JSON already encoded."""
+    return web.Response(body=body, status=status, content_type=JSON_TYPE, charset="utf-8")

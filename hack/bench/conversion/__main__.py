@@ -123,6 +123,7 @@ async def run(graphs: int, repeat: int, server_gc: str = "freeze") -> Json:
             try:
                 await seed(kube, operator, graphs)
                 await operator.start(kubeconfig)
+                await point_at(kube, operator.port)  # its port, if it had to take another
                 thresholds = gc.get_threshold()
                 try:
                     if server_gc == "freeze":

@@ -39,6 +39,11 @@ __all__ = ["FloorWebhook", "HandlerTimes", "WebhookOperator"]
 NAMESPACE = "bench-conversion-operator"
 HISTOGRAM = "conversion_webhook_duration_seconds"
 _START_TIMEOUT = 60.0
+_START_ATTEMPTS = 3
+
+
+class _PortTaken(Exception):
+    """The operator exited because a port picked for it was taken meanwhile."""
 
 
 class HandlerTimes:
@@ -109,9 +114,23 @@ class WebhookOperator:
                 "--metrics-secure=false", "--log-format", "json", "--log-level", "warning"]
 
     async def start(self, kubeconfig: Path) -> None:
-        """Start the process and return once /metrics answers (its servers are up)."""
+        """Start the process and return once /metrics answers (its servers are up). Ports
+        are picked free but may be taken before the process binds them (an outgoing
+        connection's ephemeral port): then it starts again on new ones, and the caller points
+        the CRD at `port` again."""
+        for attempt in range(_START_ATTEMPTS):
+            try:
+                await self._start_once(kubeconfig)
+                return
+            except _PortTaken:
+                if attempt == _START_ATTEMPTS - 1:
+                    raise RuntimeError(f"the operator exited:\n{self.log_tail()}") from None
+                self.port, self.metrics_port = free_port(), free_port()
+
+    async def _start_once(self, kubeconfig: Path) -> None:
         env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "POD_NAMESPACE")}
         env["POD_NAME"] = "bench-conversion-operator"
+        logged = self.log_path.stat().st_size if self.log_path.exists() else 0
         with self.log_path.open("ab") as log:
             self.proc = await asyncio.create_subprocess_exec(
                 *self.command(kubeconfig), stdin=asyncio.subprocess.DEVNULL, stdout=log,
@@ -120,6 +139,9 @@ class WebhookOperator:
         deadline = loop.time() + _START_TIMEOUT
         while True:
             if self.proc.returncode is not None:
+                if "address already in use" in self.log_path.read_text(errors="replace")[
+                        logged:]:
+                    raise _PortTaken()
                 raise RuntimeError(f"the operator exited:\n{self.log_tail()}")
             try:
                 await self.handler_times()
@@ -180,7 +202,20 @@ class FloorWebhook:
 
     @classmethod
     async def start(cls, cert_dir: Path) -> FloorWebhook:
-        """Start it and return once it accepts connections."""
+        """Start it and return once it accepts connections (on another port when it exited:
+        the one picked was taken meanwhile)."""
+        for _ in range(_START_ATTEMPTS - 1):
+            try:
+                return await cls._start_once(cert_dir)
+            except _PortTaken:
+                pass
+        try:
+            return await cls._start_once(cert_dir)
+        except _PortTaken:
+            raise RuntimeError("the floor webhook exited") from None
+
+    @classmethod
+    async def _start_once(cls, cert_dir: Path) -> FloorWebhook:
         port = free_port()
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "hack.bench.conversion.floor_webhook", str(cert_dir),
@@ -190,13 +225,15 @@ class FloorWebhook:
         deadline = loop.time() + _START_TIMEOUT
         while True:
             if proc.returncode is not None:
-                raise RuntimeError("the floor webhook exited")
+                raise _PortTaken()
             try:
                 _, writer = await asyncio.open_connection("127.0.0.1", port)
                 writer.close()
                 return cls(proc, port)
             except OSError:
                 if loop.time() > deadline:
+                    proc.kill()
+                    await proc.wait()
                     raise RuntimeError("the floor webhook did not start") from None
                 await asyncio.sleep(0.1)
 
