@@ -5,8 +5,8 @@ whose keys are `f:<name>` for a struct or map field, `k:<key fields as JSON>` fo
 list-map). Each entry is in the shape of the version it was written at, so a field that moved
 between versions is looked for at each of its paths. A write that changes a field moves it to
 the writer's entry, so the managers owning a field are those whose write set its current value
-(co-owners when several appliers agree on it); a manager that set an ancestor as a whole (an
-atomic list or map, a leaf in its entry) owns everything under it. A controller can therefore
+(co-owners when several appliers agree on it); a manager that set a list as a whole (an atomic
+list, a leaf in its entry) owns every field of its items. A controller can therefore
 tell its own earlier write from someone else's edit by the object alone, without any memory of
 its own.
 """
@@ -51,9 +51,10 @@ def _owns(fields: Any, keys: Sequence[str]) -> bool:
     for key in keys:
         if not isinstance(fields, dict):
             return False
-        if not fields:
-            # A leaf above the field: its owner set that whole value, as an atomic list or
-            # map records it (Kubernetes before 1.21 deduces our CRDs' lists atomic).
+        if not fields and key.startswith("k:"):
+            # A list recorded as a leaf is atomic: its owner set every item whole
+            # (Kubernetes before 1.21 deduces our CRDs' lists atomic). An empty map or struct
+            # entry says only that the field exists; its fields may be anyone's.
             return True
         fields = fields.get(key)
     return isinstance(fields, dict)

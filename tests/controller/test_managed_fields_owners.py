@@ -1,6 +1,6 @@
 """`owners_of` reads managedFields as the API server records them: granular list-map items
-at either version's path, and an atomic ancestor (as Kubernetes 1.20 records our CRDs' lists,
-from a schema it deduces) owning everything under it."""
+at either version's path, and an atomic list (as Kubernetes 1.20 records our CRDs' lists, from
+a schema it deduces) owning every field of its items."""
 
 from __future__ import annotations
 
@@ -40,6 +40,13 @@ def test_an_atomic_list_owns_every_field_of_its_items() -> None:
     obj = graph(entry("adapter", {"f:spec": {"f:components": {}}}),
                 entry("user", {"f:metadata": {"f:labels": {"f:team": {}}}}))
     assert owners_of(obj, REPLICAS_BETA, REPLICAS_ALPHA) == {"adapter"}
+
+
+def test_an_empty_map_entry_owns_only_the_maps_existence() -> None:
+    obj = graph(entry("creator", {"f:spec": {}}, "nvidia.com/v1alpha1"),
+                entry("kubectl-edit", {"f:spec": {"f:services": {"f:decode": {
+                    "f:replicas": {}}}}}, "nvidia.com/v1alpha1"))
+    assert owners_of(obj, REPLICAS_BETA, REPLICAS_ALPHA) == {"kubectl-edit"}
 
 
 def test_a_sibling_leaf_owns_nothing_below_another_field() -> None:
