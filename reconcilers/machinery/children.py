@@ -29,6 +29,8 @@ from typing import Any
 
 import structlog
 
+from api.conversion import VERSIONS
+from api.conversion.hash_basis import hash_basis
 from backends.children import Child, DesiredChildren, Kind, Write
 from controller.cache import Cache
 from controller.client import KubeClient
@@ -96,8 +98,12 @@ class Applied:
 
 
 def spec_hash(obj: Json) -> str:
-    """SHA-256 of the desired `.spec` in canonical form (objects without a spec: constant)."""
-    spec = obj.get("spec")
+    """SHA-256 of the desired `.spec` in canonical form (objects without a spec: constant).
+
+    An object of our kinds is hashed over its `v1alpha1` spec (`api.conversion.hash_basis`),
+    so one desired child has one hash in either version: the one children written before the
+    hub move carry."""
+    spec = hash_basis(obj) if obj.get("apiVersion") in VERSIONS else obj.get("spec")
     canonical = json.dumps(_canonical(spec) if spec is not None else None,
                            sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
