@@ -1,4 +1,5 @@
-"""The status of a DynamoGraphDeployment: state, the Ready condition, per-service replica counts.
+"""The status of a DynamoGraphDeployment, as `v1beta1` holds it: state, the Ready condition,
+per-component replica counts (`status.components`).
 
 Pure functions. `summarize` turns the readiness of every service into the state and the Ready
 reason and message; `graph_status` builds the whole status from the previous one, so that an
@@ -91,16 +92,25 @@ def graph_status(
         list(status.get("conditions") or []), READY, verdict.state == SUCCESSFUL,
         verdict.reason, verdict.message, observed_generation=generation)
     if services is not None:
-        counts = {s.service: s.replica_status for s in services if s.replica_status}
+        counts = {s.service: _on_hub(s.replica_status) for s in services if s.replica_status}
         if counts:
-            status["services"] = counts
+            status["components"] = counts
         else:
-            status.pop("services", None)
+            status.pop("components", None)
     if restart is not None:
         status["restart"] = restart
     else:
         status.pop("restart", None)
     return status
+
+
+def _on_hub(replica_status: Json) -> Json:
+    """A component's replica counts as `v1beta1` reports them: the workloads' names in
+    `componentNames` only (v1alpha1's `componentName` is its last one)."""
+    out = {k: v for k, v in replica_status.items() if k != "componentName"}
+    if "componentNames" not in out and "componentName" in replica_status:
+        out["componentNames"] = [replica_status["componentName"]]
+    return out
 
 
 def transition_event(previous: Json | None, status: Json) -> tuple[bool, str, str] | None:

@@ -29,7 +29,7 @@ from typing import Any
 
 import structlog
 
-from api.conversion import VERSIONS
+from api.conversion import HUB, SPOKE, VERSIONS
 from api.conversion.hash_basis import hash_basis
 from backends.children import Child, DesiredChildren, Kind, Write
 from controller.cache import Cache
@@ -150,8 +150,12 @@ def _sort_key(item: Json) -> str:
 
 
 def owner_reference(parent: Json) -> Json:
+    """The controller reference to `parent`. A parent of ours read as the hub is named in
+    `v1alpha1`, as every child made before the hub move names it: the garbage collector and
+    the owner mappers go by uid and group, and children stay as they were."""
+    api_version = parent["apiVersion"]
     return {
-        "apiVersion": parent["apiVersion"],
+        "apiVersion": SPOKE if api_version == HUB else api_version,
         "kind": parent["kind"],
         "name": parent["metadata"]["name"],
         "uid": parent["metadata"]["uid"],

@@ -1,23 +1,26 @@
-"""The one boundary between the API hub (`nvidia.com/v1beta1`) and the reconcilers' view.
+"""The one boundary between the API hub (`nvidia.com/v1beta1`) and the `v1alpha1` view.
 
 The DGD, DCD and DGDR are stored, watched and written as `v1beta1`, the hub: the operator never
 needs its own conversion webhook to read or write its objects (a single replica restarting
-would otherwise wait on itself). The reconcilers and the backends still build from the
-`v1alpha1` models, so this module is where the two meet, and the only place that converts:
+would otherwise wait on itself). The graph's informer holds graphs as they are (the hub); the
+graph and scaling-adapter reconcilers read them so and write their statuses and patches in
+the hub's terms. What still reads `v1alpha1` is converted here, the only place that converts:
 
-- what the informers of those kinds receive is stored in the cache as its `v1alpha1` view
-  (`CACHE_TRANSFORMS`: once per watch event, not per reconcile), made by `api.conversion`
-  with its payload annotations kept, so that converting the view back gives the live object
-  field for field (nothing the view cannot show is lost by a write-back), and the view is
-  exactly what a `v1alpha1` read of the object answers;
-- what is written is converted to `v1beta1` here (`to_wire`: a child DCD, a generated graph),
-  after it was compared with the live object in one version, the view's;
-- a status is written as the `v1beta1` diff of the object converted with its old and its new
-  status (`hub_status`): what either version cannot show cancels out; what the hub cannot
-  show of a v1alpha1 status (a DGDR's deployment and backend) is its status payload
+- the builders, which take the `v1alpha1` models, get a graph's view from `spec_view`
+  (`reconcilers.machinery.spec_views`: one conversion per change of its spec or metadata);
+- what the informers of DCDs and DGDRs receive is stored in the cache as its `v1alpha1` view
+  (`CACHE_TRANSFORMS`: once per watch event), made by `api.conversion` with its payload
+  annotations kept, so that converting the view back gives the live object field for field
+  (nothing the view cannot show is lost by a write-back), and the view is exactly what a
+  `v1alpha1` read of the object answers;
+- what is written of those kinds is converted to `v1beta1` here (`to_wire`: a child DCD, a
+  generated graph), after it was compared with the live object in one version, the view's;
+- a status of a view is written as the `v1beta1` diff of the object converted with its old and
+  its new status (`hub_status`): what either version cannot show cancels out; what the hub
+  cannot show of a v1alpha1 status (a DGDR's deployment and backend) is its status payload
   annotation, which the status subresource cannot write, so `write_status` writes it next;
-- what the API server answers a write is turned into the view again (`from_wire`);
-- a JSON patch of a graph's component names the hub's list index (`component_index`).
+- what the API server answers a write of a viewed kind is turned into the view again
+  (`from_wire`); a graph's answer stays the hub.
 
 Objects of the other kinds, and objects already in the wanted version, pass unchanged.
 """
@@ -31,6 +34,7 @@ from api.conversion.status_writes import HubStatusWrite, hub_status_write
 from controller.cache import Cache
 from controller.informer import Transform, compact, strip_managed_fields
 from controller.resource import Resource
+from reconcilers.machinery import spec_views
 from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
     DEPLOYMENT_REQUESTS,
@@ -39,9 +43,9 @@ from reconcilers.machinery.resources import (
 
 Json = dict[str, Any]
 
-__all__ = ["CACHE_TRANSFORMS", "HUB_KINDS", "VIEW_VERSION", "HubStatusWrite", "cache_view",
-           "component_index", "from_wire", "hub_status", "is_hub", "require_views", "to_wire",
-           "view"]
+__all__ = ["CACHE_TRANSFORMS", "HUB_KINDS", "VIEWED_KINDS", "VIEW_VERSION", "HubStatusWrite",
+           "cache_view", "from_wire", "hub_status", "is_hub", "require_views", "spec_view",
+           "to_wire", "view"]
 
 #: The version the reconcilers and backends read and build: the spoke.
 VIEW_VERSION = SPOKE
@@ -68,12 +72,14 @@ def cache_view(obj: Json) -> Json:
     return compact(view(strip_managed_fields(obj)))
 
 
-#: The informers of the hub kinds hold views (`reconcilers.operator.registry` merges these).
+#: The informers of these hub kinds hold views (`reconcilers.operator.registry` merges
+#: these); the graphs' holds the hub as it is.
 CACHE_TRANSFORMS: dict[Resource, Transform] = {
-    GRAPH_DEPLOYMENTS: cache_view,
     COMPONENT_DEPLOYMENTS: cache_view,
     DEPLOYMENT_REQUESTS: cache_view,
 }
+#: The kinds whose cache holds views (and whose write answers become views).
+VIEWED_KINDS = frozenset(r.kind for r in CACHE_TRANSFORMS)
 
 
 def to_wire(resource: Resource, obj: Json) -> Json:
@@ -86,8 +92,8 @@ def to_wire(resource: Resource, obj: Json) -> Json:
 
 def from_wire(resource: Resource, obj: Json) -> Json:
     """What the server answered for `resource`, as the reconcilers read it: the view of
-    the hub kinds (an empty answer, `decode=False`, stays empty)."""
-    if not obj or not is_hub(resource):
+    the viewed kinds (an empty answer, `decode=False`, stays empty), the hub of graphs."""
+    if not obj or not is_hub(resource) or resource.kind not in VIEWED_KINDS:
         return obj
     return view(obj)
 
@@ -97,19 +103,24 @@ def hub_status(obj: Json, status: Json) -> HubStatusWrite:
     return hub_status_write(obj, status)
 
 
-def component_index(graph: Json, name: str) -> int | None:
-    """Where the hub's `spec.components` of `graph` (a view) holds the component `name`, the
-    v1alpha1 service of that name; None when it has none. The view converts back to the
-    live object field for field, so this is the live list's index."""
-    components = (convert(graph, HUB).get("spec") or {}).get("components") or []
-    return next((i for i, c in enumerate(components)
-                 if isinstance(c, dict) and c.get("name") == name), None)
+def spec_view(graph: Json) -> Json:
+    """The `v1alpha1` view of a graph held as the hub, without its status, for the builders
+    (`reconcilers.machinery.spec_views`); a view passes as it is."""
+    return spec_views.spec_view(graph)
 
 
 def require_views(cache: Cache, *resources: Resource) -> None:
-    """ValueError unless `cache` holds `resources` as views (`CACHE_TRANSFORMS`, merged into
-    the manager's `by_object` by `reconcilers.operator.registry.cache_transforms`)."""
+    """ValueError unless `cache` holds `resources` as the operator reads them: the viewed
+    kinds as views (`CACHE_TRANSFORMS`, merged into the manager's `by_object` by
+    `reconcilers.operator.registry.cache_transforms`), graphs as the hub, untransformed
+    (what the DGDR reconciler reads of a graph, its state and labels, is the same in both)."""
     for resource in resources:
-        if cache.transform_for(resource) is not CACHE_TRANSFORMS[resource]:
-            raise ValueError(f"the cache must hold {resource.plural} as views: build the "
-                             "manager with registry.cache_transforms() in its by_object")
+        transform = cache.transform_for(resource)
+        if resource in CACHE_TRANSFORMS:
+            wrong = transform is not CACHE_TRANSFORMS[resource]
+        else:
+            wrong = transform is cache_view
+        if wrong:
+            raise ValueError(f"the cache must hold {resource.plural} as the operator reads "
+                             "them: build the manager with registry.cache_transforms() in its "
+                             "by_object")

@@ -1,6 +1,7 @@
 """Writing a custom resource's status only when it changed, on the version we read.
 
-Our kinds stored as the hub are read as their v1alpha1 view and written as the hub: the patch
+An object read as it is stored (a graph, held as the hub) gets the plain diff of its status.
+Our kinds still read as their v1alpha1 view (DCDs, DGDRs) are written as the hub: the patch
 is the hub's diff (`reconcilers.machinery.hub`), and the answer is the view again. What the
 hub cannot show of a v1alpha1 status lives in a status payload annotation, which the status
 subresource does not write: when it changes, a metadata patch follows the status patch, and
@@ -75,7 +76,8 @@ async def write_status(client: KubeClient, resource: Resource, obj: Json,
                         f"the status was computed from version {version} of "
                         f"{meta['name']}, which this operator has already written over; "
                         "computing it again on the newer version")
-    on_hub = hub.hub_status(obj, status) if hub.is_hub(resource) else None
+    viewed = hub.is_hub(resource) and obj.get("apiVersion") != resource.api_version
+    on_hub = hub.hub_status(obj, status) if viewed else None
     if on_hub is not None:
         status_diff = merge_patch(on_hub.old, on_hub.new)
         payload_moved = on_hub.metadata_patch is not None

@@ -28,7 +28,10 @@ def test_the_view_round_trips_the_live_object() -> None:
     assert view["apiVersion"] == "nvidia.com/v1alpha1"
     assert view["spec"] == graph()["spec"]
     assert hub.to_wire(GRAPH_DEPLOYMENTS, view) == live
-    assert hub.from_wire(GRAPH_DEPLOYMENTS, live) == view
+    # Graphs are cached and read as the hub: a write's answer stays the hub.
+    assert hub.from_wire(GRAPH_DEPLOYMENTS, live) is live
+    dcd = convert(component(), "v1beta1")
+    assert hub.from_wire(COMPONENT_DEPLOYMENTS, dcd) == hub.cache_view(dcd) == component()
     # Other kinds and empty answers pass as they are.
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
     assert hub.to_wire(PODS, pod) is pod and hub.from_wire(COMPONENT_DEPLOYMENTS, {}) == {}
@@ -59,9 +62,28 @@ def test_a_request_status_the_hub_cannot_show_is_its_payload() -> None:
     assert hub.view(written)["status"] == status
 
 
-def test_the_component_index_of_a_service() -> None:
-    assert hub.component_index(graph(), "decode") == 1
-    assert hub.component_index(graph(), "prefill") is None
+def component() -> Json:
+    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoComponentDeployment",
+            "metadata": {"name": "g-decode", "namespace": "t", "uid": "c", "generation": 1},
+            "spec": {"backendFramework": "vllm", "serviceName": "decode", "replicas": 2}}
+
+
+def test_the_spec_view_of_a_graph_is_made_once_per_change() -> None:
+    live = convert(graph(), "v1beta1")
+    live["metadata"]["generation"] = 1
+    live["status"] = {"state": "pending"}
+    view = hub.spec_view(live)
+    assert view["apiVersion"] == "nvidia.com/v1alpha1" and "status" not in view
+    assert view["spec"] == graph()["spec"]
+    # A status write (a new resourceVersion, the same spec) reuses it; a new spec does not.
+    written = {**live, "metadata": {**live["metadata"], "resourceVersion": "8"},
+               "status": {"state": "successful"}}
+    assert hub.spec_view(written) is view
+    edited = convert(graph(), "v1beta1")
+    edited["metadata"]["generation"] = 2
+    edited["spec"]["components"][1]["replicas"] = 3
+    assert hub.spec_view(edited)["spec"]["services"]["decode"]["replicas"] == 3
+    assert hub.spec_view(graph()) == graph()
 
 
 def test_managed_fields_in_both_shapes() -> None:
