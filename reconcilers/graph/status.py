@@ -22,6 +22,7 @@ from reconcilers.machinery.availability import (
     IMAGE_PULL_REASONS,
 )
 from reconcilers.machinery.conditions import get_condition, set_condition
+from reconcilers.machinery.replica_status import on_hub
 
 Json = dict[str, Any]
 
@@ -92,7 +93,7 @@ def graph_status(
         list(status.get("conditions") or []), READY, verdict.state == SUCCESSFUL,
         verdict.reason, verdict.message, observed_generation=generation)
     if services is not None:
-        counts = {s.service: _on_hub(s.replica_status) for s in services if s.replica_status}
+        counts = {s.service: on_hub(s.replica_status) for s in services if s.replica_status}
         if counts:
             status["components"] = counts
         else:
@@ -102,15 +103,6 @@ def graph_status(
     else:
         status.pop("restart", None)
     return status
-
-
-def _on_hub(replica_status: Json) -> Json:
-    """A component's replica counts as `v1beta1` reports them: the workloads' names in
-    `componentNames` only (v1alpha1's `componentName` is its last one)."""
-    out = {k: v for k, v in replica_status.items() if k != "componentName"}
-    if "componentNames" not in out and "componentName" in replica_status:
-        out["componentNames"] = [replica_status["componentName"]]
-    return out
 
 
 def transition_event(previous: Json | None, status: Json) -> tuple[bool, str, str] | None:

@@ -12,9 +12,10 @@ its labels and annotations differ from ours. The drift markers are the original 
 annotations (`nvidia.com/last-applied-hash` and `nvidia.com/last-applied-generation`), so
 objects made by either operator are recognised by the other. Labels and annotations are merged
 with what others set on the child, and a key we set before and no longer want is removed
-(`applied_metadata`). A child of our kinds stored as the hub (a graph's DCD) is compared with
-the live one in the v1alpha1 view both are built and cached in, and written as the hub
-(`hub.to_wire`), so an unchanged child is never rewritten.
+(`applied_metadata`). A child of our kinds stored as the hub (a graph's DCD), built as its
+v1alpha1 view and live as the hub, is compared with the live one through the spec hash (the
+same in either version) and the metadata, and written as the hub (`hub.to_wire`), so an
+unchanged child is never rewritten.
 """
 
 from __future__ import annotations
@@ -363,6 +364,10 @@ class ChildWriter:
             return Applied(Outcome.NOT_OWNED, live)
         if not self._needs_update(live, desired, wanted_hash):
             return Applied(Outcome.UNCHANGED, live)
+        if desired.get("apiVersion") != live.get("apiVersion"):
+            # A child of ours built as the view, live as the hub: written in the hub's terms.
+            desired = hub.to_wire(resource, desired)
+            meta = desired["metadata"]
         updated = copy.deepcopy(live)
         for key, value in desired.items():
             if key not in _NOT_SPEC_FIELDS:

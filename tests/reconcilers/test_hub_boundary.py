@@ -8,7 +8,12 @@ from typing import Any
 from api.conversion import convert
 from controller.managed_fields import owners_of
 from reconcilers.machinery import hub
-from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS, PODS
+from reconcilers.machinery.resources import (
+    COMPONENT_DEPLOYMENTS,
+    DEPLOYMENT_REQUESTS,
+    GRAPH_DEPLOYMENTS,
+    PODS,
+)
 from reconcilers.machinery.status_writer import merge_patch
 
 Json = dict[str, Any]
@@ -28,10 +33,15 @@ def test_the_view_round_trips_the_live_object() -> None:
     assert view["apiVersion"] == "nvidia.com/v1alpha1"
     assert view["spec"] == graph()["spec"]
     assert hub.to_wire(GRAPH_DEPLOYMENTS, view) == live
-    # Graphs are cached and read as the hub: a write's answer stays the hub.
+    # Graphs and DCDs are cached and read as the hub: a write's answer stays the hub.
     assert hub.from_wire(GRAPH_DEPLOYMENTS, live) is live
     dcd = convert(component(), "v1beta1")
-    assert hub.from_wire(COMPONENT_DEPLOYMENTS, dcd) == hub.cache_view(dcd) == component()
+    assert hub.from_wire(COMPONENT_DEPLOYMENTS, dcd) is dcd
+    # DGDRs are still cached as views.
+    request = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeploymentRequest",
+               "metadata": {"name": "r", "namespace": "t"}, "spec": {"model": "m"}}
+    stored = convert(request, "v1beta1")
+    assert hub.from_wire(DEPLOYMENT_REQUESTS, stored) == hub.cache_view(stored) == request
     # Other kinds and empty answers pass as they are.
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
     assert hub.to_wire(PODS, pod) is pod and hub.from_wire(COMPONENT_DEPLOYMENTS, {}) == {}
