@@ -22,16 +22,21 @@ from backends.errors import GenerationError
 Json = dict[str, Any]
 
 __all__ = [
+    "COPIER_CONTAINER",
+    "COPIER_IMAGE",
     "LABEL_DGDR_NAME",
     "LABEL_DGDR_NAMESPACE",
     "MOCKER_OUTPUT_KEY",
     "OUTPUT_KEY",
     "STATUS_KEY",
+    "copier_script",
     "job_name",
+    "labels",
     "output_config_map_name",
     "profile_config",
     "profiler_app",
     "profiling_children",
+    "rbac",
 ]
 
 LABEL_DGDR_NAME: Final = "dgdr.nvidia.com/name"
@@ -102,14 +107,16 @@ def profile_config(dgdr: DynamoGraphDeploymentRequest, namespace: str,
     return config
 
 
-def _labels(app: str, dgdr: str) -> dict[str, str]:
+def labels(app: str, dgdr: str) -> dict[str, str]:
     return {"app": app, "dgdr": dgdr, constants.LABEL_MANAGED_BY: constants.MANAGED_BY}
 
 
-def _copier_script(dgdr: str, namespace: str) -> str:
+def copier_script(dgdr: str, namespace: str,
+                  outputs: tuple[str, ...] = (OUTPUT_KEY, MOCKER_OUTPUT_KEY)) -> str:
+    """The output copier's shell script: wait for the profiler, publish `outputs` and the
+    status file as the output ConfigMap, exit non-zero unless the profiler succeeded."""
     cm = output_config_map_name(dgdr)
-    files = " ".join(f"--from-file={OUTPUT_DIR}/{k}" for k in (OUTPUT_KEY, MOCKER_OUTPUT_KEY,
-                                                                STATUS_KEY))
+    files = " ".join(f"--from-file={OUTPUT_DIR}/{k}" for k in (*outputs, STATUS_KEY))
     return "\n".join([
         "set -e",
         # The copier runs beside the profiler: wait until the profiler container has ended.
@@ -117,7 +124,7 @@ def _copier_script(dgdr: str, namespace: str) -> str:
         "'{.status.containerStatuses[?(@.name==\"profiler\")].state.terminated.exitCode}'"
         " | grep -q .; do sleep 5; done",
         f"for i in $(seq 24); do [ -f {OUTPUT_DIR}/{STATUS_KEY} ] && break; sleep 5; done",
-        f"for f in {OUTPUT_KEY} {MOCKER_OUTPUT_KEY}; do [ -f {OUTPUT_DIR}/$f ] || "
+        f"for f in {' '.join(outputs)}; do [ -f {OUTPUT_DIR}/$f ] || "
         f": > {OUTPUT_DIR}/$f; done",
         f"kubectl create configmap {cm} -n {namespace} {files} --dry-run=client -o yaml"
         f" | kubectl label -f - --local -o yaml {LABEL_DGDR_NAME}={dgdr}"
@@ -166,7 +173,7 @@ def _pod_spec(dgdr: DynamoGraphDeploymentRequest, namespace: str, config_text: s
     }
     copier: Json = {
         "name": COPIER_CONTAINER, "image": COPIER_IMAGE,
-        "command": ["/bin/sh", "-c", _copier_script(name, namespace)],
+        "command": ["/bin/sh", "-c", copier_script(name, namespace)],
         "volumeMounts": [{"name": "profiling-output", "mountPath": OUTPUT_DIR,
                           "readOnly": True}],
     }
@@ -187,13 +194,13 @@ def _pod_spec(dgdr: DynamoGraphDeploymentRequest, namespace: str, config_text: s
 def _job(dgdr: DynamoGraphDeploymentRequest, namespace: str, config: Json, config_text: str,
          uid: str) -> Json:
     name = str(dgdr.metadata["name"])
-    labels = _labels(profiler_app(config), name)
+    job_labels = labels(profiler_app(config), name)
     return {
         "apiVersion": "batch/v1", "kind": "Job",
-        "metadata": {"name": job_name(name), "namespace": namespace, "labels": labels},
+        "metadata": {"name": job_name(name), "namespace": namespace, "labels": job_labels},
         "spec": {
             "backoffLimit": BACKOFF_LIMIT,
-            "template": {"metadata": {"labels": dict(labels)},
+            "template": {"metadata": {"labels": dict(job_labels)},
                          "spec": _pod_spec(dgdr, namespace, config_text, uid)},
         },
     }
@@ -204,7 +211,7 @@ def _rbac_labels() -> dict[str, str]:
             "app.kubernetes.io/component": "rbac", "app.kubernetes.io/name": SERVICE_ACCOUNT}
 
 
-def _rbac(namespace: str, cluster_role: str) -> list[Child]:
+def rbac(namespace: str, cluster_role: str) -> list[Child]:
     meta = {"namespace": namespace, "labels": _rbac_labels()}
     account = {"apiVersion": "v1", "kind": "ServiceAccount",
                "metadata": {"name": SERVICE_ACCOUNT, **meta}}
@@ -239,5 +246,5 @@ def profiling_children(dgdr: DynamoGraphDeploymentRequest, config: Json, config_
     namespace = str(dgdr.metadata["namespace"])
     uid = str(dgdr.metadata.get("uid", ""))
     job = _job(dgdr, namespace, config, config_text, uid)
-    return DesiredChildren(children=(*_rbac(namespace, cluster_role),
+    return DesiredChildren(children=(*rbac(namespace, cluster_role),
                                      Child(job, Write.CREATE_ONLY)))

@@ -105,6 +105,13 @@ class KubeClient:
     async def close(self) -> None:
         await self.api.close()
 
+    async def bearer_token(self) -> str | None:
+        """The bearer token this client sends (kubeconfig or in-cluster), if it uses one."""
+        headers: dict[str, str] = {}
+        await self.api.update_params_for_auth(headers, [], ["BearerToken"])
+        value = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
+        return value[len("Bearer "):] if value.startswith("Bearer ") else None
+
     # --- verbs -----------------------------------------------------------------------------
 
     async def get(self, resource: Resource, namespace: str | None, name: str,

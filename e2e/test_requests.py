@@ -1,7 +1,8 @@
 """DynamoGraphDeploymentRequests through kubectl, with the simulated profiler: autoApply to a
 running graph (states watched with `kubectl get dgdr -w`), the spec extracted and created by
 hand, an infeasible SLA explained by `kubectl describe`, a deleted graph, a deleted request,
-mocker graphs without GPUs, GPU discovery, and silence in a terminal state."""
+mocker graphs without GPUs, GPU discovery, silence in a terminal state, and an intent-based
+v1beta1 request as the upstream reference writes it."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from e2e_support import DCD, DGD, DGDR, EXAMPLES, Env, OperatorProcess, eventual
 from hack.localcluster.request_stats import WRITE_VERBS
 
 Start = Callable[..., Awaitable[OperatorProcess]]
+HUB_DGDR = "dynamographdeploymentrequests.v1beta1.nvidia.com"
 PROFILING_ROLE = ("--dgdr-profiling-cluster-role-name", "dynamo-dgdr-profiling")
 IDLE = float(os.environ.get("E2E_IDLE_SECONDS", "2"))
 
@@ -38,6 +40,14 @@ def request(name: str, **spec: Any) -> str:
                        "metadata": {"name": name}, "spec": body})
 
 
+def table_row(out: str) -> dict[str, str]:
+    """The first row of a `kubectl get` table by column (blank cells as "")."""
+    header, row = out.splitlines()[:2]
+    starts = [i for i, ch in enumerate(header) if ch != " " and (i == 0 or header[i - 1] == " ")]
+    ends = [*starts[1:], max(len(row), len(header)) + 1]
+    return {header[a:b].strip(): row[a:b].strip() for a, b in zip(starts, ends, strict=True)}
+
+
 async def wait_state(env: Env, name: str, state: str, seconds: int = 60) -> None:
     await env.k("wait", f"--for=jsonpath={{.status.state}}={state}", f"{DGDR}/{name}",
                 f"--timeout={seconds}s")
@@ -54,17 +64,21 @@ async def test_auto_apply_to_ready_then_graph_deleted(env: Env,
             return "Ready" in states
         await eventually(seen_ready, what="Ready in kubectl get -w")
     assert states == ["<none>", "Pending", "Profiling", "Deploying", "Ready"], states
-    out = await env.k("get", DGDR, "qwen-sla", "-o", "wide")
-    header, row = out.splitlines()[:2]
-    columns = dict(zip(header.split(), row.split(), strict=False))
-    assert (columns["MODEL"], columns["BACKEND"], columns["STATE"], columns["DGD-STATE"],
-            columns["DGD"]) == ("Qwen/Qwen3-0.6B", "vllm", "Ready", "successful", "qwen-prod")
+    # The status is v1beta1's (phase Deployed); v1alpha1 reads it as Ready with its graph.
+    columns = table_row(await env.k("get", DGDR, "qwen-sla", "-o", "wide"))
+    assert (columns["MODEL"], columns["BACKEND"], columns["STATE"], columns["DGD"]) == (
+        "Qwen/Qwen3-0.6B", "", "Ready", "qwen-prod")
+    columns = table_row(await env.k("get", HUB_DGDR, "qwen-sla", "-o", "wide"))
+    assert (columns["MODEL"], columns["BACKEND"], columns["PHASE"], columns["DGD"],
+            columns["JOB"]) == ("Qwen/Qwen3-0.6B", "vllm", "Deployed", "qwen-prod",
+                                "profile-qwen-sla")
     dgd = await env.get(DGD, "qwen-prod")
     assert dgd["metadata"]["labels"]["team"] == "inference"
     assert "ownerReferences" not in dgd["metadata"]
 
+    # A deleted graph fails the request (the original's v1beta1), and is not recreated.
     await env.k("delete", DGD, "qwen-prod")
-    await wait_state(env, "qwen-sla", "DeploymentDeleted")
+    await wait_state(env, "qwen-sla", "Failed")
     described = await env.k("describe", DGDR, "qwen-sla")
     assert "DeploymentDeleted" in described
     assert await env.get(DGD, "qwen-prod") is None
@@ -151,3 +165,15 @@ async def test_namespace_restricted_operator_profiles_with_a_role(env: Env,
     await wait_state(env, "gpus", "Failed")
     described = " ".join((await env.k("describe", DGDR, "gpus")).split())
     assert "namespace-restricted operator" in described, described
+
+
+async def test_the_reference_v1beta1_request_is_deployed(env: Env,
+                                                         dgdr_operator: OperatorProcess) -> None:
+    text = (EXAMPLES / "v1beta1" / "dgdr-intent-qwen3-sglang.yaml").read_text()
+    await env.k("apply", "-f", "-", stdin=text)
+    await env.k("wait", "--for=jsonpath={.status.phase}=Deployed", f"{HUB_DGDR}/qwen3-sglang",
+                "--timeout=90s")
+    name = await env.k("get", HUB_DGDR, "qwen3-sglang", "-o", "jsonpath={.status.dgdName}")
+    await env.wait_ready(name.strip(), seconds=90)
+    alpha = await env.k("get", DGDR, "qwen3-sglang", "-o", "jsonpath={.status.state}")
+    assert alpha.strip() == "Ready"

@@ -26,10 +26,12 @@ CONVERSIONS: dict[str, KindConversion] = {
 VERSIONS = (SPOKE, HUB)
 
 
-def convert(obj: Json, to_version: str) -> Json:
+def convert(obj: Json, to_version: str, *, detached: bool = True) -> Json:
     """`obj` (any of the five kinds, in v1alpha1 or v1beta1) in `to_version`, given as
     "v1beta1" or "nvidia.com/v1beta1". The input is never changed; an object already in the
-    target version comes back as a copy. Raises ConversionFailure for an unknown kind or
+    target version comes back as a copy. `detached=False` saves the copying for a caller that
+    only encodes the result: it may then share values with `obj` (and an object already in
+    the target version is `obj` itself). Raises ConversionFailure for an unknown kind or
     version."""
     target = _api_version(to_version)
     kind = obj.get("kind")
@@ -43,8 +45,8 @@ def convert(obj: Json, to_version: str) -> Json:
             + ", ".join(VERSIONS)
         )
     if source == target:
-        return copy_json(obj)
-    return convert_object(obj, CONVERSIONS[kind], to_hub=target == HUB)
+        return copy_json(obj) if detached else obj
+    return convert_object(obj, CONVERSIONS[kind], to_hub=target == HUB, detached=detached)
 
 
 def private_annotations(kind: str) -> tuple[str, str]:

@@ -54,8 +54,11 @@ NAME_FROM_METADATA = "$nameFromMetadata"
 NAME_ABSENT = "$nameAbsent"
 
 
-def convert_object(obj: Json, conversion: KindConversion, *, to_hub: bool) -> Json:
-    """Convert a whole object of `conversion.kind`; the input is not changed."""
+def convert_object(obj: Json, conversion: KindConversion, *, to_hub: bool,
+                   detached: bool = True) -> Json:
+    """Convert a whole object of `conversion.kind`; the input is not changed. Unless
+    `detached`, the result may share values with the input and between its own places (for a
+    caller that only encodes it, such as the conversion webhook)."""
     src = obj  # read only: everything written goes to new dicts, and the result is copied
     annotations = _annotations(src)
     restored_spec = _payload(annotations.get(conversion.spec_annotation))
@@ -95,7 +98,8 @@ def convert_object(obj: Json, conversion: KindConversion, *, to_hub: bool) -> Js
             written[name] = json.dumps(save, separators=(",", ":"), sort_keys=True)
         metadata["annotations"] = written
         out["metadata"] = metadata
-    return copy_json(out)  # rules may share values between places; the result shares none
+    # Rules may share values between places; a detached result shares none.
+    return copy_json(out) if detached else out
 
 
 def _defaulted_name(fields: tuple[str, str], src: Json, spec: Json, out: Json, save: Json,

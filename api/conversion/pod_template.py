@@ -78,7 +78,7 @@ def _template(spoke: Json, mounts: list[Json]) -> Json:
             main[probe] = spoke[probe]
     if isinstance(spoke.get("resources"), dict):
         main["resources"] = {
-            **_dict(main.get("resources")),
+            **_read(main.get("resources")),
             **_resources_to_hub(spoke["resources"]),
         }
     if mounts:
@@ -98,10 +98,10 @@ def _template(spoke: Json, mounts: list[Json]) -> Json:
 
 
 def _pod_metadata(spoke: Json) -> Json:
-    extra = _dict(spoke.get("extraPodMetadata"))
+    extra = _read(spoke.get("extraPodMetadata"))
     out: Json = {}
     for key in ("labels", "annotations"):
-        merged = {**_dict(spoke.get(key)), **_dict(extra.get(key))}
+        merged = {**_read(spoke.get(key)), **_read(extra.get(key))}
         if merged or key in extra or key in spoke:
             out[key] = merged
     return out
@@ -136,7 +136,7 @@ def _resources_to_hub(resources: Json) -> Json:
             amounts = {k: item[k] for k in ("cpu", "memory") if k in item}
             if "gpu" in item:
                 amounts[item.get("gpuType") or GPU] = item["gpu"]
-            amounts.update(_dict(item.get("custom")))
+            amounts.update(_read(item.get("custom")))
             out[side] = amounts
     if "claims" in resources:
         out["claims"] = resources["claims"]
@@ -328,5 +328,9 @@ def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 
 
-def _dict(value: Any) -> Json:
-    return dict(value) if isinstance(value, dict) else {}
+def _read(value: Any) -> Json:
+    """`value` itself when it is an object, else an empty one: only to be read."""
+    return value if isinstance(value, dict) else _EMPTY
+
+
+_EMPTY: Json = {}

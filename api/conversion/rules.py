@@ -200,29 +200,79 @@ def keyed_map(spoke: str, hub: str, rules: Sequence[Rule]) -> Rule:
     return Rule((spoke,), (hub,), run(spoke, hub, True), run(hub, spoke, False))
 
 
+@attrs.frozen
+class _Plan:
+    """A rule list compiled for one direction: which rules read each source and target key,
+    and the keys the list covers on each side."""
+
+    rules: tuple[tuple[tuple[str, ...], tuple[str, ...], Step], ...]
+    by_src: dict[str, tuple[int, ...]]
+    by_dst: dict[str, tuple[int, ...]]
+    fills: tuple[int, ...]
+    src_covered: frozenset[str]
+    dst_covered: frozenset[str]
+
+
+#: Compiled plans by (id of the rule list, direction), holding the list so the id stays its.
+_plans: dict[tuple[int, bool], tuple[Sequence[Rule], _Plan]] = {}
+_MAX_PLANS = 512
+
+
+def _plan(rules: Sequence[Rule], to_hub: bool) -> _Plan:
+    cached = _plans.get((id(rules), to_hub))
+    if cached is not None and cached[0] is rules:
+        return cached[1]
+    compiled = []
+    by_src: dict[str, list[int]] = {}
+    by_dst: dict[str, list[int]] = {}
+    for index, rule in enumerate(rules):
+        src_keys, dst_keys = (rule.spoke, rule.hub) if to_hub else (rule.hub, rule.spoke)
+        compiled.append((src_keys, dst_keys, rule.to_hub if to_hub else rule.to_spoke))
+        for key in src_keys:
+            by_src.setdefault(key, []).append(index)
+        for key in dst_keys:
+            by_dst.setdefault(key, []).append(index)
+    plan = _Plan(
+        tuple(compiled),
+        {k: tuple(v) for k, v in by_src.items()},
+        {k: tuple(v) for k, v in by_dst.items()},
+        tuple(i for i, rule in enumerate(rules) if rule.fills),
+        frozenset(by_src),
+        frozenset(by_dst),
+    )
+    if len(_plans) >= _MAX_PLANS:  # rule lists made on the fly (tests) do not pile up
+        _plans.clear()
+    _plans[(id(rules), to_hub)] = (rules, plan)
+    return plan
+
+
 def convert_fields(
     src: Json, rules: Sequence[Rule], *, to_hub: bool, restored: Json | None
 ) -> tuple[Json, Json]:
     """Convert one object by `rules`; returns the converted object and the sparse save."""
     restored = restored or {}
+    plan = _plan(rules, to_hub)
+    # The rules that get any field, in their order: a rule given no fields and no payload
+    # returns nothing unless it fills, so the others are not run.
+    wanted = set(plan.fills)
+    for key in src:
+        wanted.update(plan.by_src.get(key, ()))
+    for key in restored:
+        wanted.update(plan.by_dst.get(key, ()))
     dst: Json = {}
     save: Json = {}
-    src_covered: set[str] = set()
-    dst_covered: set[str] = set()
-    for rule in rules:
-        src_keys, dst_keys = (rule.spoke, rule.hub) if to_hub else (rule.hub, rule.spoke)
-        src_covered.update(src_keys)
-        dst_covered.update(dst_keys)
+    for index in sorted(wanted):
+        src_keys, dst_keys, step = plan.rules[index]
         part = {k: src[k] for k in src_keys if k in src}
         restored_part = {k: restored[k] for k in dst_keys if k in restored}
-        if not part and not restored_part and not rule.fills:
-            continue
-        converted, saved = (rule.to_hub if to_hub else rule.to_spoke)(part, restored_part)
+        converted, saved = step(part, restored_part)
         dst.update(converted)
         save.update(saved)
+    src_covered = plan.src_covered
     for key, value in src.items():
         if key not in src_covered:  # only the source version has it
             save[key] = value
+    dst_covered = plan.dst_covered
     for key, value in restored.items():
         if key not in dst_covered and key not in dst and value is not None:
             dst[key] = value  # only the target version has it

@@ -123,6 +123,14 @@ class OverridesSpec:
     profiling_job: FreeForm | None = field(
         default=None, metadata=doc("A batch/v1 JobSpec merged into the profiling Job.")
     )
+    trust_remote_code: bool | None = field(
+        default=None,
+        metadata=doc(
+            "Let the generated vLLM and SGLang workers run the model repository's own code "
+            "(--trust-remote-code).",
+            default=False,
+        ),
+    )
     dgd: RawExtension | None = field(
         default=None, metadata=doc("A partial, versioned DGD merged into the generated one.")
     )

@@ -1,4 +1,12 @@
-"""Rules for DynamoGraphDeploymentRequest, including the older request shape."""
+"""Rules for the v1alpha1 DynamoGraphDeploymentRequest: its older request shape and its
+profilingConfig, which v1beta1 cannot hold.
+
+The intent (model, backend, overrides...) is checked on the v1beta1 form for both versions
+(`api.validation.request_intent`, joined by `api.validation.request_versions`); what is
+checked here again (model, the override's name and namespace) says the same thing in the
+same words, so the join says it once. Neither profilingConfig nor backend is required: a
+request without them is profiled from its intent, with the backend chosen by the profiler.
+"""
 
 from __future__ import annotations
 
@@ -33,11 +41,8 @@ def validate_graph_deployment_request(
     spec = dgdr.spec
     errors = _legacy_fields(spec)
     errors += values.required("spec.model", spec.model)
-    errors += values.required("spec.backend", spec.backend)
     errors += values.one_of("spec.backend", spec.backend, DGDR_BACKENDS)
-    if spec.profiling_config is None:
-        errors.append(FieldError("spec.profilingConfig", "required"))
-    else:
+    if spec.profiling_config is not None and profiles_by_config(spec.profiling_config):
         errors += _profiling_config("spec.profilingConfig", spec.profiling_config)
     if spec.enable_gpu_discovery and namespace_restricted:
         errors.append(FieldError("spec.enableGpuDiscovery", GPU_DISCOVERY_NEEDS_CLUSTER_SCOPE))
@@ -75,6 +80,15 @@ def graph_deployment_request_warnings(dgdr: DynamoGraphDeploymentRequest) -> lis
     if overrides is not None and not dgdr.spec.auto_apply:
         return [FieldError("spec.deploymentOverrides", "ignored because autoApply is not true")]
     return []
+
+
+def profiles_by_config(config: ProfilingConfigSpec) -> bool:
+    """Whether a profilingConfig says more than the profiler image: the v1alpha1 way of
+    profiling (its config, ConfigMap, output PVC, resources or tolerations). A request with no
+    more than an image is the v1alpha1 view of an intent-based request, profiled from its
+    v1beta1 fields; so is one without a profilingConfig."""
+    return any(getattr(config, a.name) is not None for a in attrs.fields(ProfilingConfigSpec)
+               if a.name != "profiler_image")
 
 
 def _legacy_fields(spec: DynamoGraphDeploymentRequestSpec) -> list[FieldError]:

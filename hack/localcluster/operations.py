@@ -118,6 +118,21 @@ class Operations:
         obj["apiVersion"] = api_version
         return obj
 
+    def _versions(self, rt: ResourceType, namespace: str, name: str) -> ssa.Versions | None:
+        """How the field manager sees a custom object at the other versions of its kind."""
+        if not rt.custom:
+            return None
+
+        def served(api_version: str) -> ResourceType | None:
+            group, _, version = api_version.rpartition("/")
+            return self.registry.get(rt.group, version, rt.plural) if group == rt.group \
+                else None
+
+        return ssa.Versions(
+            convert=lambda objs, v: conversion.all_to_version(self.storage, rt, objs, v),
+            resource=served,
+            identity={"name": name, **({"namespace": namespace} if rt.namespaced else {})})
+
     def _in_storage_version(self, rt: ResourceType, stored: Json) -> bool:
         """A custom object is stored in its CRD's storage version (built-in objects always
         are: one stored version per resource)."""
@@ -401,7 +416,7 @@ class Operations:
                                     o, n, manager=opts.manager or ssa.default_manager(
                                         opts.user_agent), rt=rt, operation="Update",
                                     subresource=subresource, now=now_rfc3339(),
-                                    copy_new=False))
+                                    copy_new=False, versions=self._versions(rt, namespace, name)))
 
     def _write_over(self, rt: ResourceType, old: Json, obj: Json, opts: WriteOptions,
                     subresource: str, track: Any) -> WriteResult:
@@ -518,7 +533,7 @@ class Operations:
                                     o, n, manager=opts.manager or ssa.default_manager(
                                         opts.user_agent), rt=rt, operation="Update",
                                     subresource=subresource, now=now_rfc3339(),
-                                    copy_new=False))
+                                    copy_new=False, versions=self._versions(rt, namespace, name)))
 
     def _apply(self, rt: ResourceType, namespace: str, name: str, old: Json | None,
                body: Any, opts: WriteOptions, subresource: str) -> WriteResult:
@@ -542,7 +557,8 @@ class Operations:
             return result
         old_served = self._served(rt, old)
         merged = ssa.server_side_apply(old_served, body, manager=opts.manager,
-                                       force=opts.force, rt=rt, subresource=subresource, now=now)
+                                       force=opts.force, rt=rt, subresource=subresource, now=now,
+                                       versions=self._versions(rt, namespace, name))
         obj = self._check_body(rt, merged, namespace)
         return self._write_over(rt, old, obj, opts, subresource, track=lambda o, n: n)
 

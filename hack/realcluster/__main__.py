@@ -46,6 +46,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         metavar="PLUGIN[,PLUGIN...]",
                         help="admission plugins on top of kube-apiserver's defaults"
                              " (default: NodeRestriction, as kubeadm)")
+    parser.add_argument("--audit", action="store_true",
+                        help="write kube-apiserver's audit log (hack/realcluster/audit.py's"
+                             " policy) to <data dir>/logs/audit.log")
     return parser.parse_args(argv)
 
 
@@ -60,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     plane = ControlPlane(binaries, data_dir=args.data_dir, port=args.port,
-                         authorization_mode=args.authorization_mode,
+                         authorization_mode=args.authorization_mode, audit=args.audit,
                          admission_plugins=tuple(
                              p for p in args.enable_admission_plugins.split(",") if p))
     try:
@@ -70,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
         waits = ", ".join(f"{name} {seconds} s" for name, seconds in plane.phases.items())
         print(f"started in {plane.startup_seconds:.1f} s (healthy after: {waits})",
               file=sys.stderr, flush=True)
+        if args.audit:
+            print(f"audit log: {plane.layout.audit_log}", file=sys.stderr, flush=True)
         while not stop.wait(1.0):
             if exited := plane.exited():
                 print(f"exited: {', '.join(exited)}", file=sys.stderr)

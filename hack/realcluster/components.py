@@ -45,6 +45,14 @@ class Layout:
     def logs(self) -> Path:
         return self.data_dir / "logs"
 
+    @property
+    def audit_log(self) -> Path:
+        return self.logs / "audit.log"
+
+    @property
+    def audit_policy(self) -> Path:
+        return self.data_dir / "audit-policy.yaml"
+
     def kubeconfig(self, component: str) -> Path:
         return self.data_dir / "kubeconfigs" / f"{component}.kubeconfig"
 
@@ -60,7 +68,7 @@ def etcd(binary: Path, layout: Layout, ports: Ports) -> list[str]:
 
 
 def kube_apiserver(binary: Path, layout: Layout, ports: Ports, authorization_mode: str,
-                   admission_plugins: tuple[str, ...]) -> list[str]:
+                   admission_plugins: tuple[str, ...], extra: tuple[str, ...] = ()) -> list[str]:
     pki = layout.pki
     flags = [
         f"--advertise-address={LOOPBACK}", f"--bind-address={LOOPBACK}",
@@ -89,7 +97,7 @@ def kube_apiserver(binary: Path, layout: Layout, ports: Ports, authorization_mod
     ]
     if admission_plugins:
         flags.append(f"--enable-admission-plugins={','.join(admission_plugins)}")
-    return [str(binary), *flags]
+    return [str(binary), *flags, *extra]
 
 
 def _delegated(layout: Layout, component: str, port: int) -> list[str]:

@@ -22,6 +22,7 @@ import yaml
 
 from ..processes import free_port
 from . import components, pki
+from .audit import apiserver_flags, write_policy
 from .inputs import CachedBuild
 
 START_TIMEOUT = 120.0
@@ -59,6 +60,8 @@ class ControlPlane:
     authorization_mode: str = DEFAULT_AUTHORIZATION_MODE
     admission_plugins: tuple[str, ...] = DEFAULT_ADMISSION_PLUGINS
     start_timeout: float = START_TIMEOUT
+    #: Write kube-apiserver's audit log (`audit.POLICY`) to `layout.audit_log`.
+    audit: bool = False
     _children: list[_Child] = field(default_factory=list)
     _temp: Path | None = None
     ports: components.Ports | None = None
@@ -97,9 +100,13 @@ class ControlPlane:
             self._spawn("etcd", components.etcd(self.binaries.binary("etcd"), layout, ports))
             self._wait_healthy("etcd", f"http://{components.LOOPBACK}:{ports.etcd_client}"
                                "/health", None)
+            extra: tuple[str, ...] = ()
+            if self.audit:
+                extra = tuple(apiserver_flags(write_policy(layout.audit_policy),
+                                              layout.audit_log))
             self._spawn("kube-apiserver", components.kube_apiserver(
                 self.binaries.binary("kube-apiserver"), layout, ports,
-                self.authorization_mode, self.admission_plugins))
+                self.authorization_mode, self.admission_plugins, extra))
             context = self.client_context()
             self._wait_healthy("kube-apiserver", f"{self.url}/readyz", context)
             self._spawn("kube-controller-manager", components.kube_controller_manager(
@@ -126,6 +133,14 @@ class ControlPlane:
         """An admin kubeconfig (group system:masters) for this control plane."""
         return write_kubeconfig(path, self.layout.pki.kubeconfig(
             self.url, "admin", namespace=namespace))
+
+    def write_token_kubeconfig(self, path: Path, token: str, namespace: str = "default"
+                               ) -> Path:
+        """A kubeconfig that authenticates with a bearer token (a service account's)."""
+        config = self.layout.pki.kubeconfig(self.url, "admin", namespace=namespace)
+        config["users"] = [{"name": "token", "user": {"token": token}}]
+        config["contexts"][0]["context"]["user"] = "token"
+        return write_kubeconfig(path, config)
 
     def exited(self) -> list[str]:
         """The components that have exited since they were started."""

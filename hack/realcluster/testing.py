@@ -11,6 +11,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import yaml
+
+from ..localcluster.testing import Kubectl, eventually
+from ..our_crds import our_crds
 from .build import BUILD_ENV, ensure_built
 from .control_plane import ControlPlane
 from .inputs import CachedBuild
@@ -41,3 +45,20 @@ def running_control_plane(tmp_dir: Path, *, build: CachedBuild | None = None,
         yield plane
     finally:
         plane.stop()
+
+
+async def install_our_crds(kubectl: Kubectl) -> None:
+    """Our CRDs as the test bed converts them (`hack.our_crds`), applied client-side without
+    kubectl's schema check: 1.20's typed schema of CRDs lacks `x-kubernetes-validations`
+    (a server-side apply is refused too, "field not declared in schema"), and the server
+    drops those rules. Returns once they are Established and discovery serves them."""
+    docs = our_crds()
+    await kubectl("apply", "--validate=false", "-f", "-", stdin=yaml.safe_dump_all(docs))
+    await kubectl("wait", "--for=condition=Established", "--timeout=30s",
+                  *[f"crd/{d['metadata']['name']}" for d in docs])
+
+    async def served() -> bool:
+        return (await kubectl.run("get", "dynamographdeployments.v1alpha1.nvidia.com",
+                                  "-A")).code == 0
+    # The API server's discovery lags the Established condition a little.
+    await eventually(served, within=30, interval=0.5, what="our kinds served")

@@ -379,8 +379,8 @@ class ChildWriter:
         annotations[HASH_ANNOTATION] = wanted_hash
         annotations[GENERATION_ANNOTATION] = str(int(umeta.get("generation", 0)) + 1)
         umeta["annotations"] = annotations
-        result = await self._record_generation(resource, hub.from_wire(
-            resource, await self.client.update(resource, hub.to_wire(resource, updated))))
+        result = await self._record_generation(
+            resource, await self.client.update(resource, hub.to_wire(resource, updated)))
         await self._updated(parent, resource, name)
         return Applied(Outcome.UPDATED, result)
 
@@ -397,8 +397,9 @@ class ChildWriter:
             return live
         patch = {"metadata": {"resourceVersion": meta["resourceVersion"],
                               "annotations": {GENERATION_ANNOTATION: str(generation)}}}
-        return hub.from_wire(resource, await self.client.patch(
-            resource, meta.get("namespace"), meta["name"], patch))
+        patched: Json = await self.client.patch(resource, meta.get("namespace"), meta["name"],
+                                                patch)
+        return patched
 
     def _needs_update(self, live: Json, desired: Json, wanted_hash: str) -> bool:
         annotations = live["metadata"].get("annotations") or {}
@@ -428,8 +429,7 @@ class ChildWriter:
                                    desired["metadata"], _OWN_ANNOTATIONS),
                                HASH_ANNOTATION: wanted_hash, GENERATION_ANNOTATION: "1"}
         try:
-            created = hub.from_wire(resource, await self.client.create(
-                resource, hub.to_wire(resource, obj)))
+            created = await self.client.create(resource, hub.to_wire(resource, obj))
         except AlreadyExists:
             # The cache is behind a create of ours (or someone else's object appeared):
             # the next reconcile sees it and decides.

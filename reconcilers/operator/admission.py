@@ -45,6 +45,7 @@ from api.v1alpha1 import (
 from api.validation import validate, warnings
 from api.validation.v1beta1_shape import v1beta1_shape
 from controller.webhook import AdmissionRequest, AdmissionResponse, Handler
+from reconcilers.request.admission import admit_request
 
 __all__ = ["API_VERSIONS", "WEBHOOKS", "AdmissionPolicy", "Webhook", "handler_for"]
 
@@ -128,6 +129,10 @@ def decide(kind: type, request: AdmissionRequest, policy: AdmissionPolicy) -> Ad
     if request.object is None:
         return AdmissionResponse.deny("the request has no object", 400, "BadRequest")
     old_json = old_json if request.operation == "UPDATE" else None
+    if kind is DynamoGraphDeploymentRequest:
+        # Its rules are written against v1beta1, for both versions (reconcilers.request).
+        return admit_request(request.object, old_json,
+                             namespace_restricted=policy.namespace_restricted)
     if request.object.get("apiVersion") == HUB:
         return _decide_hub(kind, request, request.object, old_json, policy)
     return _decide_spoke(kind, request, request.object, old_json, policy)

@@ -53,8 +53,9 @@ CONVERSION_CRDS: tuple[str, ...] = tuple(f"{d.plural}.{GROUP}" for d in CRDS)
 
 
 def converter(obj: Json, desired_api_version: str) -> Json:
-    """One object of our kinds in `desired_api_version` (a ConversionReview's)."""
-    return convert(obj, desired_api_version)
+    """One object of our kinds in `desired_api_version` (a ConversionReview's). The review's
+    objects are only encoded again: the result need not be a copy of its own."""
+    return convert(obj, desired_api_version, detached=False)
 
 
 def client_config(url: str, namespace: str, service_name: str) -> Json:

@@ -47,7 +47,9 @@ Json = dict[str, Any]
 
 __all__ = ["WebhookSettings", "desired_configuration", "operator_identity", "set_up_webhooks"]
 
-SELF_SUBJECT_REVIEWS = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+AUTHENTICATION_V1 = "/apis/authentication.k8s.io/v1"
+SELF_SUBJECT_REVIEWS = f"{AUTHENTICATION_V1}/selfsubjectreviews"
+TOKEN_REVIEWS = f"{AUTHENTICATION_V1}/tokenreviews"
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,14 @@ class WebhookSettings:
 
 async def operator_identity(client: KubeClient) -> str | None:
     """The username the operator's own requests carry (SelfSubjectReview), or None."""
+    if not await _served(client, AUTHENTICATION_V1, "selfsubjectreviews"):
+        # Kubernetes before 1.27/1.28: asking anyway is a 403 (RBAC is asked before the
+        # resource is looked up), so ask a TokenReview instead.
+        username = await _reviewed_token_user(client)
+        if username is None:
+            log.warning("cannot read the operator's own identity",
+                        error="SelfSubjectReview not served; no TokenReview of its own token")
+        return username
     try:
         review = await client.request("POST", SELF_SUBJECT_REVIEWS, body={
             "apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"})
@@ -76,6 +86,34 @@ async def operator_identity(client: KubeClient) -> str | None:
         log.warning("cannot read the operator's own identity", error=str(err))
         return None
     username = ((review.get("status") or {}).get("userInfo") or {}).get("username")
+    return str(username) if username else None
+
+
+async def _served(client: KubeClient, group_version: str, resource: str) -> bool:
+    try:
+        listing = await client.request("GET", group_version)
+    except (ApiError, OSError, TimeoutError):
+        return False
+    return any(r.get("name") == resource for r in listing.get("resources") or ())
+
+
+async def _reviewed_token_user(client: KubeClient) -> str | None:
+    """Where SelfSubjectReview is not served (Kubernetes before 1.27): the user of a
+    TokenReview of the operator's own bearer token (the chart grants `create tokenreviews`
+    for its secure /metrics). Without it, an operator whose ServiceAccount is not named like
+    the original's refuses its own writes of adapter-owned replicas."""
+    token = await client.bearer_token()
+    if not token:
+        return None
+    try:
+        review = await client.request("POST", TOKEN_REVIEWS, body={
+            "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview",
+            "spec": {"token": token}})
+    except (ApiError, OSError, TimeoutError):
+        return None
+    status = review.get("status") or {}
+    username = (status.get("user") or {}).get("username") if status.get("authenticated") \
+        else None
     return str(username) if username else None
 
 

@@ -1,7 +1,8 @@
 """Reading a profiling run's output back: the generated graph and the extra documents.
 
-The output ConfigMap holds a multi-document YAML stream under `config_with_planner.yaml` (or
-`mocker_config_with_planner.yaml`): the DynamoGraphDeployment (the last one wins) and any
+The output ConfigMap holds a multi-document YAML stream under `final_config.yaml` (an
+intent-based request's run) or, for a v1alpha1 profilingConfig's, `config_with_planner.yaml`
+(or `mocker_config_with_planner.yaml`): the DynamoGraphDeployment (the last one wins) and any
 other resources the profiler emits; documents that do not parse or have no kind are skipped.
 `profiler_status.yaml` carries the profiler's own verdict.
 """

@@ -1,18 +1,23 @@
-"""The DynamoGraphDeploymentRequest controller: profile a model against its SLA, generate a
-DynamoGraphDeployment from the results, create it with autoApply and follow it to Ready.
+"""The DynamoGraphDeploymentRequest controller, on the v1beta1 request: validate, profile,
+generate a DynamoGraphDeployment, create it with autoApply and follow it.
 
-One reconcile takes at most one step of the state machine (spec/controllers.md §8.3); the
-status it writes comes back as an event and drives the next:
+The informer holds the v1beta1 object as stored (the hub); one reconcile takes at most one step
+of the lifecycle, and the status it writes (one write, v1beta1's status subresource) comes back
+as an event and drives the next:
 
-    ""  --valid-->  Pending  --Job created-->  Profiling  --Job complete, spec read back-->
-    Deploying (autoApply) or Ready;  Deploying  <--DGD successful / degraded-->  Ready;
-    a deleted DGD  -->  DeploymentDeleted;  any failure  -->  Failed.
+    ""  --valid-->  Pending  --Job created-->  Profiling (profilingPhase Initializing)
+    --Job complete, graph generated-->  Deploying (autoApply, the default) or Ready;
+    Deploying  --graph created, then successful-->  Deployed  --degraded-->  Deploying;
+    a deleted graph, an invalid spec, a failed Job or generation  -->  Failed.
 
-DeploymentDeleted and Failed are terminal: nothing is written for them any more. Once profiling
-has started the spec is frozen: a changed generation only earns a SpecChangeRejected warning.
-The profiling Job and its identity come from `backends.profiling_job` through the child writer;
-the generated graph has no owner (it survives its request) and is found again through the
-`dgdr.nvidia.com/*` labels it carries.
+Failed is terminal; once profiling has started the spec is frozen (a changed generation only
+earns a SpecChangeRejected warning), except that a request waiting in Ready may switch
+autoApply on. The profiling Job is built from the intent (`backends.profiling_intent`), or,
+for a request written as v1alpha1 with a profilingConfig, from that config as before
+(`backends.profiling_job`), read through the v1alpha1 view the conversion gives. The graph is
+made by `backends.generated_graph.materialize`, stored in `status.profilingResults.
+selectedConfig` and created as v1beta1 without an owner (it outlives its request); its
+`dgdr.nvidia.com/*` labels lead its events back here.
 """
 
 from __future__ import annotations
@@ -22,53 +27,65 @@ import copy
 from typing import Any
 
 import structlog
-import yaml
 
-from api.errors import InvalidObject
-from api.load import load_valid
-from api.v1alpha1 import DGDR_FROZEN_STATES, DynamoGraphDeploymentRequest
-from api.validation import validate_graph_deployment_request
+from api.convert import load
+from api.errors import ConversionError
+from api.v1alpha1 import DynamoGraphDeploymentRequest as SpokeRequest
+from api.v1beta1.graph_deployment_request import DynamoGraphDeploymentRequest as HubRequest
+from api.validation.request_versions import check_request, legacy_profiling
+from backends import profiling_intent as intent
 from backends import profiling_job as pj
+from backends.children import DesiredChildren
 from backends.errors import GenerationError
-from backends.generated_graph import additional_config_maps, deployment_object
-from backends.gpu_discovery import hardware_from_nodes
+from backends.generated_graph import additional_config_maps, materialize, target_namespace
 from controller.errors import AlreadyExists, ApiError, NotFound, TerminalError
 from controller.manager import Manager
 from controller.reconcile import Request, Result
 from reconcilers.machinery import hub
 from reconcilers.machinery.children import ChildWriter
 from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
-from reconcilers.machinery.finalizer import ensure_finalizer, is_deleting, release_finalizer
+from reconcilers.machinery.finalizer import (
+    ensure_finalizer,
+    has_finalizer,
+    is_deleting,
+    release_finalizer,
+)
 from reconcilers.machinery.resources import (
     CONFIG_MAPS,
     DEPLOYMENT_REQUESTS,
     GRAPH_DEPLOYMENTS,
     JOBS,
     NODES,
+    PERSISTENT_VOLUME_CLAIMS,
     PODS,
 )
-from reconcilers.machinery.status_writer import raise_if_written_over, write_status
+from reconcilers.machinery.status_writer import merge_patch
 from reconcilers.request import failure
+from reconcilers.request.legacy import LegacyProfiling, NoGpus
 from reconcilers.request.output import OutputError, parse_output, profiler_message
 from reconcilers.request.status import (
+    DEPLOYED,
     DEPLOYING,
     DEPLOYMENT_READY,
     FAILED,
+    FROZEN,
     GRAPH_READY_STATES,
     INITIAL,
     PENDING,
     PROFILING,
     PROFILING_CONDITION,
+    PROFILING_INITIALIZING,
     READY,
     SPEC_GENERATED,
-    TERMINAL,
     VALIDATION,
     Step,
     condition,
     graph_deleted,
+    has_condition,
     invalid,
     job_creation_failed,
     profiling_failed,
+    set_phase,
     step,
 )
 
@@ -81,291 +98,333 @@ ADDITIONAL_RESOURCES_ANNOTATION = "dgdr.nvidia.com/additional-resources"
 _REFUSED = (400, 403, 422)
 
 
+class _Request:
+    """One request as a reconcile reads it: the live v1beta1 object, its typed v1beta1 form
+    and, when it profiles by a v1alpha1 profilingConfig, its typed v1alpha1 view."""
+
+    def __init__(self, live: Json, dgdr: HubRequest, legacy: SpokeRequest | None) -> None:
+        self.live = live
+        self.dgdr = dgdr
+        self.legacy = legacy
+
+    @property
+    def name(self) -> str:
+        return str(self.live["metadata"]["name"])
+
+    @property
+    def namespace(self) -> str:
+        return str(self.live["metadata"]["namespace"])
+
+    @property
+    def auto_apply(self) -> bool:
+        return self.dgdr.spec.auto_apply is not False
+
+
 class GraphDeploymentRequestReconciler:
     """Reconciles one DynamoGraphDeploymentRequest per call."""
 
     def __init__(self, ctx: OperatorContext) -> None:
         self.ctx = ctx
         self.writer: ChildWriter = ctx.children(NAME)
+        self.legacy = LegacyProfiling(ctx)
 
     async def reconcile(self, request: Request) -> Result | None:
         live = await self.ctx.cache.get_or_none(DEPLOYMENT_REQUESTS, request.namespace,
                                                 request.name)
         if live is None:
             return None
-        # Between a status write and its payload's, the view lacks what only the payload
-        # holds (the deployment, the backend): wait for the second write's event.
-        raise_if_written_over(live)
         if is_deleting(live):
             # The Job goes with the request (owner reference); the graph stays, by design.
             await release_finalizer(self.ctx.client, DEPLOYMENT_REQUESTS, live)
             return None
+        if not has_finalizer(live):
+            live = hub.to_wire(DEPLOYMENT_REQUESTS, await ensure_finalizer(
+                self.ctx.client, DEPLOYMENT_REQUESTS, live))
         # A copy: the handlers refresh it after their own writes, and the cache's is shared.
-        live = copy.deepcopy(await ensure_finalizer(self.ctx.client, DEPLOYMENT_REQUESTS, live))
+        live = copy.deepcopy(live)
         status = live.get("status") or {}
-        state = str(status.get("state") or INITIAL)
-        generation = int(live["metadata"].get("generation") or 0)
-        observed = int(status.get("observedGeneration") or 0)
-        if state in DGDR_FROZEN_STATES and observed and observed != generation:
+        phase = str(status.get("phase") or INITIAL)
+        if phase == FAILED:
+            return None  # delete and recreate the request to try again
+        view = hub.view(live)
+        legacy = _legacy(view)
+        # A request written as v1alpha1 (it has a profilingConfig) hears of its fields by
+        # their v1alpha1 names.
+        checked = check_request(view if legacy else live,
+                                namespace_restricted=self.ctx.namespace is not None,
+                                new=phase == INITIAL)
+        if checked.hub is None or checked.errors:
+            await self._apply(live, invalid(live, "; ".join(str(e) for e in checked.errors)))
+            return None
+        req = _Request(live, checked.hub, legacy)
+        if _rejected_change(req, phase):
             await self.writer.recorder.warning(
                 live, "SpecChangeRejected",
-                f"Cannot modify spec in state '{state}'. DynamoGraphDeploymentRequest is "
-                "immutable once profiling starts. Create a new resource with a different name "
-                "instead.")
-            return None
-        if state in TERMINAL:
-            return None  # delete and recreate the request to try again
-        try:
-            dgdr = load_valid(DynamoGraphDeploymentRequest, live)
-        except InvalidObject as error:
-            await self._apply(live, invalid(live, str(error)))
+                f"Cannot modify spec in phase '{phase}'. DynamoGraphDeploymentRequest is "
+                "immutable once profiling starts. Create a new resource with a different "
+                "name instead.")
             return None
         handler = {INITIAL: self._initial, PENDING: self._pending, PROFILING: self._profiling,
-                   DEPLOYING: self._deploying, READY: self._ready}.get(state)
+                   READY: self._ready, DEPLOYING: self._deploying,
+                   DEPLOYED: self._deployed}.get(phase)
         if handler is None:
             await self._apply(live, step(live, FAILED).warning("InvalidState",
-                                                                f"Invalid state {state!r}"))
+                                                                f"Invalid phase {phase!r}"))
             return None
-        await self._apply(live, await handler(live, dgdr))
+        await self._apply(live, await handler(req))
         return None
 
     async def _apply(self, live: Json, s: Step | None) -> None:
-        """Write the step's status if it changed, then record its events."""
+        """Write the step's status if it changed (one write), then record its events."""
         if s is None:
             return
-        before = (live.get("status") or {}).get("state")
-        if s.status != (live.get("status") or {}):
+        before = (live.get("status") or {}).get("phase")
+        current = live.get("status") or {}
+        if s.status != current:
+            meta = live["metadata"]
             # Carries the resourceVersion read: a request changed meanwhile answers 409 and
             # the reconcile reruns on fresh data.
-            written = await write_status(self.ctx.client, DEPLOYMENT_REQUESTS, live, s.status)
-            live = written or live
+            patch = {"metadata": {"resourceVersion": meta["resourceVersion"]},
+                     "status": merge_patch(current, s.status)}
+            with contextlib.suppress(NotFound):
+                live = await self.ctx.client.patch(DEPLOYMENT_REQUESTS, meta["namespace"],
+                                                   meta["name"], patch, subresource="status")
         recorder = self.writer.recorder
         for warning, reason, message in s.events:
             await (recorder.warning if warning else recorder.normal)(live, reason, message)
-        if before != s.status.get("state"):
-            log.info("state changed", state=s.status.get("state"), previous=before or "")
+        if before != s.status.get("phase"):
+            log.info("phase changed", phase=s.status.get("phase"), previous=before or "")
 
     # --- "" and Pending ------------------------------------------------------------------
 
-    async def _problems(self, dgdr: DynamoGraphDeploymentRequest) -> list[str]:
-        """What the user must fix before profiling can start (§8.4)."""
-        restricted = self.ctx.namespace is not None
-        problems = [str(e) for e in validate_graph_deployment_request(
-            dgdr, namespace_restricted=restricted)]
-        profiling = dgdr.spec.profiling_config
-        hardware = _given_hardware(dgdr)
-        low, high = (hardware.get("min_num_gpus_per_engine"),
-                     hardware.get("max_num_gpus_per_engine"))
-        if isinstance(low, int) and isinstance(high, int) and low > high:
-            problems.append(f"spec.profilingConfig.config.hardware: min_num_gpus_per_engine "
-                            f"({low}) is greater than max_num_gpus_per_engine ({high})")
-        ref = profiling.config_map_ref if profiling is not None else None
-        if ref is not None:
-            namespace = str(dgdr.metadata["namespace"])
+    async def _problems(self, req: _Request) -> list[str]:
+        """What the user must fix before profiling can start, found by reading the cluster."""
+        if req.legacy is not None:
+            return await self.legacy.problems(req.legacy)
+        problems = []
+        cache = req.dgdr.spec.model_cache
+        if cache is not None and cache.pvc_name:
             try:
-                # One read when the request starts: ConfigMaps are not cached by the operator.
-                cm = await self.ctx.client.get(CONFIG_MAPS, namespace, ref.name)
+                await self.ctx.client.get(PERSISTENT_VOLUME_CLAIMS, req.namespace,
+                                          cache.pvc_name)
             except NotFound:
-                problems.append(f"ConfigMap {ref.name} not found in namespace {namespace}")
-            else:
-                key = ref.key or pj.DEFAULT_CONFIG_KEY
-                if key not in (cm.get("data") or {}) and key not in (cm.get("binaryData") or {}):
-                    problems.append(f"key {key} not found in ConfigMap {ref.name}")
+                problems.append(f"model cache PVC {cache.pvc_name} not found in namespace "
+                                f"{req.namespace}")
+        if not intent.manual_hardware(req.dgdr) and await self._discovered() is None:
+            problems.append("GPU hardware info required but auto-discovery found no GPU node. "
+                            "Add spec.hardware.gpuSku, spec.hardware.vramMb or "
+                            "spec.hardware.numGpusPerNode")
         return problems
 
-    async def _initial(self, live: Json, dgdr: DynamoGraphDeploymentRequest) -> Step:
-        problems = await self._problems(dgdr)
+    async def _discovered(self) -> Json | None:
+        """spec.hardware as the GPU nodes describe it (None: none found, or a
+        namespace-restricted operator, which may not read nodes)."""
+        if self.ctx.namespace is not None:
+            return None
+        return intent.discovered_hardware((await self.ctx.client.list(NODES)).get("items")
+                                          or [])
+
+    async def _initial(self, req: _Request) -> Step:
+        live = req.live
+        problems = await self._problems(req)
         if problems:
             return invalid(live, "; ".join(problems))
-        _log_overwrites(dgdr)
-        s = step(live, PENDING, observedGeneration=live["metadata"].get("generation"),
-                 backend=dgdr.spec.backend)
+        s = step(live, PENDING, observedGeneration=live["metadata"].get("generation"))
         condition(s, live, VALIDATION, True, "ValidationPassed", "Spec is valid")
+        condition(s, live, PROFILING_CONDITION, False, "DiscoveringHardware",
+                  "Discovering GPU hardware and preparing profiling job")
         return s.normal("Initialized", "DGDR initialized successfully")
 
-    async def _pending(self, live: Json, dgdr: DynamoGraphDeploymentRequest) -> Step:
+    async def _pending(self, req: _Request) -> Step:
+        live = req.live
         # A spec changed while Pending is taken as it is now, checked again.
-        problems = await self._problems(dgdr)
+        problems = await self._problems(req)
         if problems:
             return invalid(live, "; ".join(problems))
-        namespace = str(dgdr.metadata["namespace"])
-        s = step(live, observedGeneration=live["metadata"].get("generation"),
-                 backend=dgdr.spec.backend)
+        s = step(live, observedGeneration=live["metadata"].get("generation"))
+        role = self.ctx.dgdr_profiling_cluster_role_name if self.ctx.namespace is None else ""
         try:
-            config = pj.profile_config(dgdr, namespace, await self._hardware(dgdr))
-            restricted = self.ctx.namespace is not None
-            role = "" if restricted else self.ctx.dgdr_profiling_cluster_role_name
-            desired = pj.profiling_children(dgdr, config,
-                                            yaml.safe_dump(config, sort_keys=False),
-                                            cluster_role=role)
-        except (GenerationError, _NoGpus) as error:
+            if req.legacy is not None:
+                desired, aic = await self.legacy.children(req.legacy, role)
+            else:
+                spec = intent.effective_spec(req.dgdr, await self._hardware(req.dgdr))
+                desired, aic = intent.intent_profiling_children(req.dgdr, spec,
+                                                                cluster_role=role), False
+        except (GenerationError, NoGpus) as error:
             return job_creation_failed(live, s, str(error))
-        name = pj.job_name(str(dgdr.metadata["name"]))
-        if await self.ctx.cache.get_or_none(JOBS, namespace, name) is None:
-            await self._delete_stale_output(dgdr)
+        job = pj.job_name(req.name)
+        if await self.ctx.cache.get_or_none(JOBS, req.namespace, job) is None:
+            await self._delete_stale_output(req)
+        failed = await self._sync(req, desired)
+        if failed is not None:
+            return job_creation_failed(live, s, failed)
+        set_phase(s, live, PROFILING)
+        s.status.update(profilingPhase=PROFILING_INITIALIZING, profilingJobName=job)
+        condition(s, live, PROFILING_CONDITION, False, "ProfilingRunning",
+                  "Profiling is in progress")
+        return s.normal("ProfilingJobCreated",
+                        "AIC profiling job created" if aic else "Profiling job created")
+
+    async def _sync(self, req: _Request, desired: DesiredChildren) -> str | None:
+        """Create the profiling identity and Job; the refusal's message, if refused."""
         try:
-            synced = await self.writer.sync(live, desired)
+            synced = await self.writer.sync(req.live, desired)
         except TerminalError as error:  # a child the API server refuses (400/422)
-            return job_creation_failed(live, s, error.message)
+            return error.message
         except ApiError as error:
             if error.code not in _REFUSED:
                 raise
-            return job_creation_failed(live, s, str(error))
+            return str(error)
         if synced.not_owned:
             # Someone else's object of that name: wait for it to go.
             raise TerminalError(synced.not_owned_message("request"), reason="JobCreationFailed",
                                 retry_after=NOT_OWNED_RETRY)
-        app = pj.profiler_app(config)
-        s.status["state"] = PROFILING
-        condition(s, live, PROFILING_CONDITION, False, "ProfilingRunning",
-                  "Profiling is in progress")
-        return s.normal("ProfilingJobCreated", "AIC profiling job created"
-                        if app == "aic-profiler" else "Profiling job created")
+        return None
 
-    async def _hardware(self, dgdr: DynamoGraphDeploymentRequest) -> Json | None:
-        """GPU facts from the nodes when the request asks for discovery (cluster-wide only:
-        validation refuses it for a namespace-restricted operator)."""
-        if not dgdr.spec.enable_gpu_discovery:
+    async def _hardware(self, dgdr: HubRequest) -> Json | None:
+        """Discovered hardware for the fields the user left out (all given: no read)."""
+        hardware = dgdr.spec.hardware
+        if hardware is not None and None not in (hardware.gpu_sku, hardware.vram_mb,
+                                                 hardware.num_gpus_per_node,
+                                                 hardware.total_gpus):
             return None
-        nodes = (await self.ctx.client.list(NODES)).get("items") or []
-        hardware = hardware_from_nodes(nodes)
-        given = _given_hardware(dgdr)
-        engine_sizes = all(given.get(k) for k in ("min_num_gpus_per_engine",
-                                                  "max_num_gpus_per_engine"))
-        if hardware is None and not (given.get("num_gpus_per_node") or engine_sizes):
-            raise _NoGpus("GPU discovery found no node with nvidia.com/gpu labels or capacity; "
-                          "set spec.profilingConfig.config.hardware (num_gpus_per_node, or "
-                          "both min_num_gpus_per_engine and max_num_gpus_per_engine) or turn "
-                          "spec.enableGpuDiscovery off")
-        return hardware
+        return await self._discovered()
 
-    async def _delete_stale_output(self, dgdr: DynamoGraphDeploymentRequest) -> None:
+    async def _delete_stale_output(self, req: _Request) -> None:
         """Results of an earlier run of the same name must not pass for this run's."""
-        namespace = str(dgdr.metadata["namespace"])
-        name = pj.output_config_map_name(str(dgdr.metadata["name"]))
+        name = pj.output_config_map_name(req.name)
         with contextlib.suppress(NotFound):
-            await self.ctx.client.delete(CONFIG_MAPS, namespace, name)
+            await self.ctx.client.delete(CONFIG_MAPS, req.namespace, name)
             log.info("stale profiling output deleted", configmap=name)
 
     # --- Profiling -----------------------------------------------------------------------
 
-    async def _profiling(self, live: Json, dgdr: DynamoGraphDeploymentRequest) -> Step | None:
-        namespace = str(dgdr.metadata["namespace"])
-        name = pj.job_name(str(dgdr.metadata["name"]))
-        job = await self.ctx.cache.get_or_none(JOBS, namespace, name)
+    async def _profiling(self, req: _Request) -> Step | None:
+        live = req.live
+        name = pj.job_name(req.name)
+        job = await self.ctx.cache.get_or_none(JOBS, req.namespace, name)
         if job is None:
             # Just created, the cache may not hold it yet: ask the API server before failing.
             try:
-                job = await self.ctx.client.get(JOBS, namespace, name)
+                job = await self.ctx.client.get(JOBS, req.namespace, name)
             except NotFound:
                 return profiling_failed(live, f"profiling job failed: Job {name} not found")
         if failure.condition_true(job, "Failed"):
-            return profiling_failed(live, await self._failure_message(dgdr, job))
+            return profiling_failed(live, await self._failure_message(req, job))
         if not failure.condition_true(job, "Complete"):
             return None  # Job events drive the rest
-        s = step(live)
+        s = step(live, profilingPhase=None)
         condition(s, live, PROFILING_CONDITION, True, "ProfilingCompleted",
                   "Profiling job completed successfully")
         try:
-            return await self._generated(live, dgdr, s)
-        except OutputError as error:
-            s.status["state"] = FAILED
+            return await self._generated(req, s)
+        except (OutputError, GenerationError) as error:
+            set_phase(s, live, FAILED)
             condition(s, live, SPEC_GENERATED, False, "GenerationFailed", str(error))
             return s.warning("GenerationFailed", f"Failed to generate spec: {error}")
 
-    async def _failure_message(self, dgdr: DynamoGraphDeploymentRequest, job: Json) -> str:
-        namespace = str(dgdr.metadata["namespace"])
-        name = str(dgdr.metadata["name"])
+    async def _failure_message(self, req: _Request, job: Json) -> str:
         # One read on the way to Failed: the pods' exit codes, and the profiler's verdict.
-        pods = (await self.ctx.client.list(PODS, namespace,
-                                           label_selector=f"dgdr={name}")).get("items") or []
+        pods = (await self.ctx.client.list(PODS, req.namespace,
+                                           label_selector=f"dgdr={req.name}")).get("items") or []
         try:
-            output = await self.ctx.client.get(CONFIG_MAPS, namespace,
-                                               pj.output_config_map_name(name))
+            output = await self.ctx.client.get(CONFIG_MAPS, req.namespace,
+                                               pj.output_config_map_name(req.name))
         except NotFound:
             output = None
         return failure.job_failure_message(job, pods, profiler_message(output, pj.STATUS_KEY))
 
-    async def _generated(self, live: Json, dgdr: DynamoGraphDeploymentRequest, s: Step
-                         ) -> Step:
-        namespace = str(dgdr.metadata["namespace"])
-        cm_name = pj.output_config_map_name(str(dgdr.metadata["name"]))
+    def _output_key(self, req: _Request) -> str:
+        if req.legacy is None:
+            return intent.INTENT_OUTPUT_KEY
+        return pj.MOCKER_OUTPUT_KEY if req.legacy.spec.use_mocker else pj.OUTPUT_KEY
+
+    async def _generated(self, req: _Request, s: Step) -> Step:
+        live = req.live
+        cm_name = pj.output_config_map_name(req.name)
         try:
-            output_cm = await self.ctx.client.get(CONFIG_MAPS, namespace, cm_name)
+            output_cm = await self.ctx.client.get(CONFIG_MAPS, req.namespace, cm_name)
         except NotFound:
             raise OutputError(f"output ConfigMap {cm_name} not found - profiling may not have "
                               "completed yet") from None
-        key = pj.MOCKER_OUTPUT_KEY if dgdr.spec.use_mocker else pj.OUTPUT_KEY
-        output = parse_output(output_cm, key)
+        output = parse_output(output_cm, self._output_key(req))
         extra = output.additional_yaml()
+        graph = materialize(output.deployment, req.dgdr)
         if extra and (live["metadata"].get("annotations") or {}).get(
                 ADDITIONAL_RESOURCES_ANNOTATION) != extra:
             patch = {"metadata": {"resourceVersion": live["metadata"]["resourceVersion"],
                                   "annotations": {ADDITIONAL_RESOURCES_ANNOTATION: extra}}}
-            live.update(hub.from_wire(DEPLOYMENT_REQUESTS, await self.ctx.client.patch(
-                DEPLOYMENT_REQUESTS, namespace, str(dgdr.metadata["name"]), patch)))
-        await self._create_config_maps(live, dgdr, output.additional)
-        generated = deployment_object(output.deployment, dgdr)
-        auto = bool(dgdr.spec.auto_apply)
-        s.status.update(state=DEPLOYING if auto else READY,
-                        generatedDeployment=generated,
-                        profilingResults=f"configmap/{cm_name}")
+            written = await self.ctx.client.patch(DEPLOYMENT_REQUESTS, req.namespace, req.name,
+                                                  patch)
+            live["metadata"] = written["metadata"]
+        await self._create_config_maps(req, output.additional)
+        auto = req.auto_apply
+        set_phase(s, live, DEPLOYING if auto else READY)
+        s.status.update(dgdName=graph["metadata"]["name"],
+                        profilingResults={**(s.status.get("profilingResults") or {}),
+                                          "selectedConfig": graph})
         message = ("DynamoGraphDeployment spec generated successfully" if auto
-                   else "Generated spec is available in status.generatedDeployment")
+                   else "Generated spec is available in status.profilingResults.selectedConfig")
         condition(s, live, SPEC_GENERATED, True, "SpecGenerated", message)
         return s.normal("SpecGenerated", message)
 
-    async def _create_config_maps(self, live: Json, dgdr: DynamoGraphDeploymentRequest,
-                                  documents: list[Json]) -> None:
-        """The profiler's extra ConfigMaps, for the graph: created once, no owner (§8.7)."""
+    async def _create_config_maps(self, req: _Request, documents: list[Json]) -> None:
+        """The profiler's extra ConfigMaps, for the graph: created once, no owner."""
         try:
-            for cm in additional_config_maps(documents, dgdr):
+            for cm in additional_config_maps(documents, req.dgdr):
                 with contextlib.suppress(AlreadyExists):
                     await self.ctx.client.create(CONFIG_MAPS, cm)
         except ApiError as error:
             await self.writer.recorder.warning(
-                live, "ConfigMapCreationFailed",
+                req.live, "ConfigMapCreationFailed",
                 f"Failed to create ConfigMaps from profiling output: {error}")
 
-    # --- Deploying and Ready -------------------------------------------------------------
+    # --- Ready, Deploying and Deployed ---------------------------------------------------
 
-    async def _deploying(self, live: Json, dgdr: DynamoGraphDeploymentRequest) -> Step | None:
-        if not dgdr.spec.auto_apply:
+    async def _ready(self, req: _Request) -> Step | None:
+        if not req.auto_apply or _graph_created(req.live):
+            return None
+        # autoApply switched on after profiling: deploy what was generated.
+        return step(req.live, DEPLOYING,
+                    observedGeneration=req.live["metadata"].get("generation"))
+
+    async def _deploying(self, req: _Request) -> Step | None:
+        live = req.live
+        if not req.auto_apply:
             return step(live, READY)
-        deployment = (live.get("status") or {}).get("deployment") or {}
-        if not deployment.get("created"):
-            return await self._create_graph(live, dgdr)
-        graph = await self._graph(deployment)
+        if not _graph_created(live):
+            return await self._create_graph(req)
+        name = str((live.get("status") or {}).get("dgdName") or "")
+        graph = await self._graph(req, name)
         if graph is None:
-            return graph_deleted(live, deployment)
-        state = str((graph.get("status") or {}).get("state") or "")
-        s = step(live, deployment={**deployment, "state": state or deployment.get("state")})
-        if state in GRAPH_READY_STATES:
-            s.status["state"] = READY
+            return graph_deleted(live, name)
+        s = step(live, deploymentInfo=_deployment_info(graph) or None)
+        if _graph_state(graph) in GRAPH_READY_STATES:
+            set_phase(s, live, DEPLOYED)
             condition(s, live, DEPLOYMENT_READY, True, "DeploymentReady",
-                      f"DynamoGraphDeployment {deployment['name']} is ready")
-            s.normal("DeploymentReady", f"DynamoGraphDeployment {deployment['name']} is ready")
+                      f"DynamoGraphDeployment {name} is ready")
+            s.normal("DeploymentReady", f"DynamoGraphDeployment {name} is ready")
         return s
 
-    async def _ready(self, live: Json, dgdr: DynamoGraphDeploymentRequest) -> Step | None:
-        deployment = (live.get("status") or {}).get("deployment") or {}
-        if not dgdr.spec.auto_apply or not deployment.get("created"):
-            return None
-        graph = await self._graph(deployment)
+    async def _deployed(self, req: _Request) -> Step | None:
+        live = req.live
+        name = str((live.get("status") or {}).get("dgdName") or "")
+        graph = await self._graph(req, name)
         if graph is None:
-            return graph_deleted(live, deployment)
-        state = str((graph.get("status") or {}).get("state") or "")
-        s = step(live, deployment={**deployment, "state": state})
+            return graph_deleted(live, name)
+        state = _graph_state(graph)
+        s = step(live, deploymentInfo=_deployment_info(graph) or None)
         if state not in GRAPH_READY_STATES:
-            s.status["state"] = DEPLOYING
+            set_phase(s, live, DEPLOYING)
             condition(s, live, DEPLOYMENT_READY, False, "DeploymentDegraded",
                       f"Deployment degraded to {state or 'unknown'}")
-            s.warning("DeploymentDegraded", f"DynamoGraphDeployment {deployment['name']} "
-                      f"degraded from Ready to {state or 'unknown'}")
+            s.warning("DeploymentDegraded", f"DynamoGraphDeployment {name} degraded from "
+                      f"Ready to {state or 'unknown'}")
         return s
 
-    async def _graph(self, deployment: Json) -> Json | None:
-        namespace, name = str(deployment.get("namespace")), str(deployment.get("name"))
+    async def _graph(self, req: _Request, name: str) -> Json | None:
+        """The graph's v1alpha1 view (its state), from the cache or the API server."""
+        namespace = target_namespace(req.dgdr)
         graph = await self.ctx.cache.get_or_none(GRAPH_DEPLOYMENTS, namespace, name)
         if graph is None:
             # The cache may be behind our own create: only the API server can say "deleted".
@@ -375,55 +434,73 @@ class GraphDeploymentRequestReconciler:
                 return None
         return graph
 
-    async def _create_graph(self, live: Json, dgdr: DynamoGraphDeploymentRequest) -> Step:
-        generated = (live.get("status") or {}).get("generatedDeployment") or {}
-        graph = deployment_object(generated, dgdr)
-        meta = graph["metadata"]
+    async def _create_graph(self, req: _Request) -> Step:
+        live = req.live
+        selected = ((live.get("status") or {}).get("profilingResults") or {}).get(
+            "selectedConfig") or {}
+        graph = copy.deepcopy(selected)
+        meta = graph.get("metadata") or {}
+        name = str(meta.get("name") or "")
         try:
-            await self.ctx.client.create(GRAPH_DEPLOYMENTS, hub.to_wire(GRAPH_DEPLOYMENTS, graph))
+            await self.ctx.client.create(GRAPH_DEPLOYMENTS, graph)
             created = True
         except AlreadyExists:
             created = False
         except ApiError as error:
             await self.writer.recorder.warning(
                 live, "DeploymentCreationFailed",
-                f"Failed to create DynamoGraphDeployment {meta['name']}: {error}")
+                f"Failed to create DynamoGraphDeployment {name}: {error}")
             if error.code in _REFUSED:
                 raise TerminalError(str(error), reason="DeploymentCreationFailed") from None
             raise
-        s = step(live, deployment={"name": meta["name"], "namespace": meta["namespace"],
-                                   "state": "Pending", "created": True})
+        s = step(live, dgdName=name)
         condition(s, live, DEPLOYMENT_READY, False, "DeploymentCreated",
-                  f"DGD {meta['name']} created, waiting for Ready")
+                  f"DGD {name} created, waiting for Ready")
         if created:
-            s.normal("DeploymentCreated",
-                     f"DynamoGraphDeployment {meta['name']} created successfully")
+            s.normal("DeploymentCreated", f"DynamoGraphDeployment {name} created successfully")
         return s
 
 
-def _given_hardware(dgdr: DynamoGraphDeploymentRequest) -> Json:
-    """The user's `hardware` section of the profile config ({} when absent)."""
-    profiling = dgdr.spec.profiling_config
-    config = (profiling.config or {}) if profiling is not None else {}
-    hardware = config.get("hardware")
-    return hardware if isinstance(hardware, dict) else {}
+def _legacy(view: Json) -> SpokeRequest | None:
+    """The typed v1alpha1 view of a request that profiles by its profilingConfig (None for
+    one profiled from its intent)."""
+    try:
+        spoke = load(SpokeRequest, {k: v for k, v in view.items() if k != "status"})
+    except ConversionError:
+        return None
+    return spoke if legacy_profiling(spoke) else None
 
 
-def _log_overwrites(dgdr: DynamoGraphDeploymentRequest) -> None:
-    """Values of the profile config that the request's own fields replace (§6.3 warnings)."""
-    profiling = dgdr.spec.profiling_config
-    config = (profiling.config or {}) if profiling is not None else {}
-    engine, deployment = config.get("engine"), config.get("deployment")
-    if isinstance(engine, dict) and engine.get("backend") not in (None, dgdr.spec.backend):
-        log.info("profilingConfig.config.engine.backend will be overwritten by spec.backend",
-                 given=engine.get("backend"), backend=dgdr.spec.backend)
-    if isinstance(deployment, dict) and deployment.get("model") not in (None, dgdr.spec.model):
-        log.info("profilingConfig.config.deployment.model will be overwritten by spec.model",
-                 given=deployment.get("model"), model=dgdr.spec.model)
+def _rejected_change(req: _Request, phase: str) -> bool:
+    """The spec changed once profiling had started (switching autoApply on in Ready, before
+    any graph was made, is allowed)."""
+    status = req.live.get("status") or {}
+    generation = int(req.live["metadata"].get("generation") or 0)
+    observed = int(status.get("observedGeneration") or 0)
+    if phase not in FROZEN or not observed or observed == generation:
+        return False
+    return not (phase == READY and req.auto_apply and not _graph_created(req.live))
 
 
-class _NoGpus(Exception):
-    """GPU discovery found nothing to go on."""
+def _graph_created(live: Json) -> bool:
+    """The graph has been created (or found): the DeploymentReady condition is set."""
+    return has_condition(live, DEPLOYMENT_READY)
+
+
+def _graph_state(graph: Json) -> str:
+    return str((graph.get("status") or {}).get("state") or "")
+
+
+def _deployment_info(graph: Json) -> Json:
+    """Replicas summed over the graph's components (the cache holds graphs as stored, the
+    hub: `status.components`; a v1alpha1 view's `status.services`)."""
+    status = graph.get("status") or {}
+    services = status.get("components") or status.get("services") or {}
+    if not isinstance(services, dict) or not services:
+        return {}
+    replicas = sum(int((s or {}).get("replicas") or 0) for s in services.values())
+    available = sum(int((s or {}).get("availableReplicas") or 0) for s in services.values())
+    return {"replicas": replicas, "availableReplicas": available}
 
 
 # --- registration -----------------------------------------------------------------------------
@@ -437,8 +514,9 @@ def _by_request_labels(obj: Json) -> list[Request]:
 
 def register(manager: Manager, ctx: OperatorContext) -> None:
     """Add the DynamoGraphDeploymentRequest controller to a manager."""
-    hub.require_views(manager.cache, DEPLOYMENT_REQUESTS, GRAPH_DEPLOYMENTS)
+    hub.require_views(manager.cache, GRAPH_DEPLOYMENTS)
     manager.add_controller(NAME, GraphDeploymentRequestReconciler(ctx).reconcile,
                            for_=DEPLOYMENT_REQUESTS, owns=[JOBS],
                            watches=[(GRAPH_DEPLOYMENTS, _by_request_labels)],
                            max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME))
+

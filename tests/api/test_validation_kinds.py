@@ -52,7 +52,9 @@ def test_a_complete_request_is_valid() -> None:
     [
         ({"model": None}, ["spec.model: required"]),
         ({"model": ""}, ["spec.model: required"]),
-        ({"backend": None}, ["spec.backend: required"]),
+        # No backend is the intent's "auto"; no profilingConfig (or one with no more than
+        # the image) is a request profiled from its intent.
+        ({"backend": None}, []),
         (
             {"backend": "mocker"},
             [
@@ -60,15 +62,12 @@ def test_a_complete_request_is_valid() -> None:
                 '"trtllm"'
             ],
         ),
-        ({"profilingConfig": None}, ["spec.profilingConfig: required"]),
+        ({"profilingConfig": None}, []),
         (
             {"profilingConfig": {"config": {"a": 1}}},
             ["spec.profilingConfig.profilerImage: required"],
         ),
-        (
-            {"profilingConfig": {"profilerImage": "img"}},
-            ["spec.profilingConfig.config: required and must not be empty"],
-        ),
+        ({"profilingConfig": {"profilerImage": "img"}}, []),
         (
             {"profilingConfig": {"profilerImage": "img", "config": {}}},
             ["spec.profilingConfig.config: required and must not be empty"],

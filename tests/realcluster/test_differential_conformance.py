@@ -17,7 +17,7 @@ from hack.localcluster.conversion.toy_webhook import ToyConversionWebhook
 from hack.localcluster.testing import running_cluster
 from hack.realcluster.control_plane import ControlPlane
 from hack.realcluster.differential import runner
-from hack.realcluster.differential.cases import ALL, conversion, setup
+from hack.realcluster.differential.cases import ALL, conversion, managed_versions, setup
 from hack.realcluster.differential.explained import EXPLAINED
 from hack.realcluster.differential.target import Target
 
@@ -38,8 +38,10 @@ async def targets(control_plane: ControlPlane, tmp_path: Path
                                      setup(local, toy.client_config()))
                 yield real, local
             finally:
-                # The conversion CRD goes while its webhook still answers (see cases/conversion).
-                await asyncio.gather(conversion.remove(real), conversion.remove(local))
+                # The conversion CRDs go while their webhooks still answer (see cases/conversion).
+                await asyncio.gather(conversion.remove(real), conversion.remove(local),
+                                     managed_versions.remove(real),
+                                     managed_versions.remove(local))
                 await asyncio.gather(real.close(), local.close())
     finally:
         await toy.stop()

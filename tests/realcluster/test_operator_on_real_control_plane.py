@@ -33,8 +33,8 @@ import yaml
 from e2e.e2e_support import DCD, DGD, DGDSA, EXAMPLES, Env, OperatorProcess
 from hack.localcluster.testing import Kubectl, eventually
 from hack.nodesim import NodeSim, NodeSimConfig, PodDelays, nodes
-from hack.our_crds import our_crds
 from hack.processes import free_port
+from hack.realcluster.testing import install_our_crds
 
 pytestmark = pytest.mark.timeout(180, func_only=True)
 
@@ -46,66 +46,11 @@ WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 
 
 @pytest.fixture
-async def crds(kubectl: Kubectl) -> None:
-    await _install_converted(kubectl)
-
-
-async def _install_converted(kubectl: Kubectl) -> None:
-    docs = our_crds()
-    # Client-side: a server-side apply is refused as well ("x-kubernetes-validations: field
-    # not declared in schema"), since 1.20's typed schema of CRDs lacks the field.
-    await kubectl("apply", "--validate=false", "-f", "-", stdin=yaml.safe_dump_all(docs))
-    await kubectl("wait", "--for=condition=Established", "--timeout=30s",
-                  *[f"crd/{d['metadata']['name']}" for d in docs])
-    # The API server's discovery lags the Established condition a little.
-    await eventually(lambda: _served(kubectl), within=30, interval=0.5, what="our kinds served")
-
-
-async def _served(kubectl: Kubectl) -> bool:
-    return (await kubectl.run("get", DGD, "-A")).code == 0
-
-
-@pytest.fixture
 async def sim(real_kubeconfig: Path) -> AsyncIterator[NodeSim]:
     config = NodeSimConfig(nodes=nodes(3, 8, f"op-{uuid.uuid4().hex[:4]}"),
                            delays=PodDelays(ready_delay=0.5))
     async with NodeSim(real_kubeconfig, config) as running:
         yield running
-
-
-@pytest.fixture
-async def env(kubectl: Kubectl, real_kubeconfig: Path, tmp_path: Path, crds: None
-              ) -> AsyncIterator[Env]:
-    ns = f"op-{uuid.uuid4().hex[:6]}"
-    await kubectl("create", "namespace", ns)
-    await eventually(lambda: _has_default_account(kubectl, ns), within=30, interval=0.2,
-                     what="the default ServiceAccount")
-    yield Env(kubectl, ns, real_kubeconfig, None, tmp_path)
-    await kubectl.run("delete", "namespace", ns, "--wait=false")
-
-
-async def _has_default_account(kubectl: Kubectl, ns: str) -> bool:
-    return (await kubectl.run("-n", ns, "get", "serviceaccount", "default")).code == 0
-
-
-@pytest.fixture
-async def operators(env: Env) -> AsyncIterator[Callable[..., Awaitable[OperatorProcess]]]:
-    started: list[OperatorProcess] = []
-
-    async def start(name: str = "op", *extra: str) -> OperatorProcess:
-        op = OperatorProcess(env.kubeconfig, env.namespace, env.tmp / f"{name}.log", name,
-                             list(extra))
-        await op.start()
-        started.append(op)
-        return op
-
-    try:
-        yield start
-    finally:
-        for op in started:
-            await op.kill(signal.SIGTERM)
-        for op in started:
-            print(f"--- {op.name} log (tail) ---\n{op.tail(1500)}")
 
 
 # --- helpers -----------------------------------------------------------------------------
@@ -449,4 +394,4 @@ async def test_the_real_api_server_calls_the_webhooks(
             await op.kill(signal.SIGTERM)
         await kubectl.run("delete", "validatingwebhookconfiguration", CONFIGURATION,
                           "--ignore-not-found")
-        await _install_converted(kubectl)
+        await install_our_crds(kubectl)

@@ -1,11 +1,15 @@
-"""reconcilers.machinery.hub on plain objects: the view, what is sent, the status diff and the
-payload it cannot send, the component index; and managedFields read in both shapes."""
+"""reconcilers.machinery.hub on plain objects: the view, what is sent, the spec view made
+once per change, the cache holding our kinds as stored; and managedFields read in both
+shapes."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from api.conversion import convert
+from controller.cache import Cache
 from controller.managed_fields import owners_of
 from reconcilers.machinery import hub
 from reconcilers.machinery.resources import (
@@ -14,7 +18,7 @@ from reconcilers.machinery.resources import (
     GRAPH_DEPLOYMENTS,
     PODS,
 )
-from reconcilers.machinery.status_writer import merge_patch
+from reconcilers.operator import registry
 
 Json = dict[str, Any]
 
@@ -27,49 +31,24 @@ def graph() -> Json:
                 "decode": {"componentType": "worker", "replicas": 2}}}}
 
 
-def test_the_view_round_trips_the_live_object() -> None:
+def test_the_view_and_what_is_sent() -> None:
     live = convert(graph(), "v1beta1")
-    view = hub.cache_view(live)
+    view = hub.view(live)
     assert view["apiVersion"] == "nvidia.com/v1alpha1"
     assert view["spec"] == graph()["spec"]
     assert hub.to_wire(GRAPH_DEPLOYMENTS, view) == live
-    # Graphs and DCDs are cached and read as the hub: a write's answer stays the hub.
-    assert hub.from_wire(GRAPH_DEPLOYMENTS, live) is live
-    dcd = convert(component(), "v1beta1")
-    assert hub.from_wire(COMPONENT_DEPLOYMENTS, dcd) is dcd
-    # DGDRs are still cached as views.
-    request = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeploymentRequest",
-               "metadata": {"name": "r", "namespace": "t"}, "spec": {"model": "m"}}
-    stored = convert(request, "v1beta1")
-    assert hub.from_wire(DEPLOYMENT_REQUESTS, stored) == hub.cache_view(stored) == request
-    # Other kinds and empty answers pass as they are.
+    assert hub.to_wire(GRAPH_DEPLOYMENTS, live) is live
+    # Other kinds pass as they are.
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
-    assert hub.to_wire(PODS, pod) is pod and hub.from_wire(COMPONENT_DEPLOYMENTS, {}) == {}
+    assert hub.to_wire(PODS, pod) is pod and hub.view(pod) is pod
 
 
-def test_a_status_diff_on_the_hub() -> None:
-    view = graph()
-    status = {"state": "successful", "services": {"decode": {
-        "componentKind": "Deployment", "componentName": "g-decode",
-        "componentNames": ["g-decode"], "replicas": 2}}}
-    on_hub = hub.hub_status(view, status)
-    assert merge_patch(on_hub.old, on_hub.new) == {"state": "successful", "components": {
-        "decode": {"componentKind": "Deployment", "componentNames": ["g-decode"],
-                   "replicas": 2}}}
-    assert on_hub.metadata_patch is None
-
-
-def test_a_request_status_the_hub_cannot_show_is_its_payload() -> None:
-    request = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeploymentRequest",
-               "metadata": {"name": "r", "namespace": "t"}, "spec": {"model": "m"}}
-    status = {"state": "Deploying", "backend": "vllm",
-              "deployment": {"name": "g", "namespace": "t", "created": True}}
-    on_hub = hub.hub_status(request, status)
-    assert on_hub.new["phase"] == "Deploying" and on_hub.metadata_patch is not None
-    assert list(on_hub.metadata_patch["annotations"]) == ["nvidia.com/dgdr-status"]
-    assert on_hub.metadata_patch["annotations"]["nvidia.com/dgdr-status"] is not None
-    written = convert({**request, "status": status}, "v1beta1")
-    assert hub.view(written)["status"] == status
+def test_the_cache_holds_our_kinds_as_stored() -> None:
+    cache = Cache(None, by_object=registry.cache_transforms())  # type: ignore[arg-type]
+    hub.require_views(cache, GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS, DEPLOYMENT_REQUESTS)
+    viewing = Cache(None, by_object={GRAPH_DEPLOYMENTS: hub.view})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="as stored"):
+        hub.require_views(viewing, GRAPH_DEPLOYMENTS)
 
 
 def component() -> Json:

@@ -45,6 +45,9 @@ from reconcilers.machinery.resources import (
     ROLES,
     SERVICE_ACCOUNTS,
 )
+from reconcilers.machinery.resources import (
+    DEPLOYMENT_REQUESTS as HUB_REQUESTS,
+)
 
 
 @pytest.fixture
@@ -75,7 +78,11 @@ async def test_happy_path_without_auto_apply(kube: KubeClient, operator: Operato
     created = await kube.create(DEPLOYMENT_REQUESTS, request("r"))
     obj = await in_state(kube, "r", "Profiling")
     assert obj["status"]["observedGeneration"] == obj["metadata"]["generation"]
-    assert obj["status"]["backend"] == "vllm"
+    # The status is written in v1beta1; v1alpha1 reads what the conversion maps.
+    stored = await kube.get(HUB_REQUESTS, NS, "r")
+    assert (stored["status"]["phase"], stored["status"]["profilingPhase"],
+            stored["status"]["profilingJobName"]) == ("Profiling", "Initializing", "profile-r")
+    assert "nvidia.com/dgdr-status" not in stored["metadata"].get("annotations", {})
     assert "nvidia.com/finalizer" in obj["metadata"]["finalizers"]
     profiling = condition(obj, "Profiling")
     assert (profiling["status"], profiling["reason"], profiling["message"]) == (
@@ -118,12 +125,13 @@ async def test_happy_path_without_auto_apply(kube: KubeClient, operator: Operato
     status = obj["status"]
     assert status["generatedDeployment"]["kind"] == "DynamoGraphDeployment"
     assert status["generatedDeployment"]["metadata"]["labels"]["dgdr.nvidia.com/name"] == "r"
-    assert status["profilingResults"] == "configmap/dgdr-output-r"
+    assert status["generatedDeployment"]["apiVersion"] == "nvidia.com/v1beta1"
     assert (condition(obj, "Profiling")["status"], condition(obj, "Profiling")["reason"]) == (
         "True", "ProfilingCompleted")
     generated = condition(obj, "SpecGenerated")
     assert (generated["status"], generated["reason"], generated["message"]) == (
-        "True", "SpecGenerated", "Generated spec is available in status.generatedDeployment")
+        "True", "SpecGenerated",
+        "Generated spec is available in status.profilingResults.selectedConfig")
     assert "planner-profile-data" in obj["metadata"]["annotations"][
         "dgdr.nvidia.com/additional-resources"]
     extra = await wait_for(kube, CONFIG_MAPS, NS, "planner-profile-data")

@@ -40,6 +40,7 @@ from hack.localcluster.server import LocalCluster
 from hack.our_crds import DEPLOYMENT_REQUESTS, GRAPH_DEPLOYMENTS
 from reconcilers import request as dgdr_controller
 from reconcilers.machinery.resources import CONFIG_MAPS, JOBS
+from reconcilers.machinery.resources import DEPLOYMENT_REQUESTS as HUB_REQUESTS
 
 #: How long "idle" lasts in these tests: long enough for any stray write to show.
 IDLE = 0.5
@@ -89,10 +90,10 @@ async def test_auto_apply_creates_follows_and_loses_the_graph(
                    deploymentOverrides={"name": "prod", "labels": {"team": "x"},
                                         "annotations": {"note": "n"}})
     obj = await wait_for(kube, DEPLOYMENT_REQUESTS, NS, "r",
-                         lambda o: (o["status"].get("deployment") or {}).get("created"))
+                         lambda o: bool(condition(o, "DeploymentReady")))
+    # v1alpha1 reads the v1beta1 status as the conversion maps it: Deploying, the graph's name.
     assert obj["status"]["state"] == "Deploying"
-    assert obj["status"]["deployment"] == {"name": "prod", "namespace": NS, "state": "Pending",
-                                           "created": True}
+    assert obj["status"]["deployment"] == {"name": "prod"}
     ready = condition(obj, "DeploymentReady")
     assert (ready["status"], ready["reason"], ready["message"]) == (
         "False", "DeploymentCreated", "DGD prod created, waiting for Ready")
@@ -106,13 +107,13 @@ async def test_auto_apply_creates_follows_and_loses_the_graph(
     assert await wait_for(kube, CONFIG_MAPS, NS, "planner-profile-data")
     assert {"SpecGenerated", "DeploymentCreated"} <= set(await reasons_of(kube, "r"))
 
-    # The graph's own state decides: `successful` is Ready (the original never saw it).
+    # The graph's own state decides: `successful` is Deployed, which v1alpha1 reads as Ready
+    # with a created deployment.
     await set_graph_state(kube, "prod", "pending")
-    await wait_for(kube, DEPLOYMENT_REQUESTS, NS, "r",
-                   lambda o: o["status"]["deployment"]["state"] == "pending")
     await set_graph_state(kube, "prod", "successful")
     obj = await in_state(kube, "r", "Ready")
-    assert obj["status"]["deployment"]["state"] == "successful"
+    assert obj["status"]["deployment"] == {"name": "prod", "created": True}
+    assert (await kube.get(HUB_REQUESTS, NS, "r"))["status"]["phase"] == "Deployed"
     assert (condition(obj, "DeploymentReady")["status"],
             condition(obj, "DeploymentReady")["reason"]) == ("True", "DeploymentReady")
 
@@ -126,10 +127,10 @@ async def test_auto_apply_creates_follows_and_loses_the_graph(
     await set_graph_state(kube, "prod", "successful")
     await in_state(kube, "r", "Ready")
 
-    # A deleted graph is not recreated.
+    # A deleted graph is not recreated: the request fails, as the original's v1beta1 does.
     await kube.delete(GRAPH_DEPLOYMENTS, NS, "prod")
-    obj = await in_state(kube, "r", "DeploymentDeleted")
-    assert obj["status"]["deployment"]["state"] == "Deleted"
+    obj = await in_state(kube, "r", "Failed")
+    assert "deployment" not in obj["status"]
     deleted = condition(obj, "DeploymentReady")
     assert (deleted["status"], deleted["reason"]) == ("False", "DeploymentDeleted")
     assert "DeploymentDeleted" in await reasons_of(kube, "r")
@@ -162,7 +163,7 @@ async def test_graph_name_already_taken(kube: KubeClient, operator: Operator) ->
                                           "metadata": {"name": "taken", "namespace": NS}})
     await profiled(kube, "t1", autoApply=True, deploymentOverrides={"name": "taken"})
     obj = await wait_for(kube, DEPLOYMENT_REQUESTS, NS, "t1",
-                         lambda o: (o["status"].get("deployment") or {}).get("created"))
+                         lambda o: bool(condition(o, "DeploymentReady")))
     assert obj["status"]["deployment"]["name"] == "taken"
     assert "DeploymentCreated" not in await reasons_of(kube, "t1")
 
@@ -199,7 +200,7 @@ async def test_spec_changes_once_profiling_started_are_rejected(
     [event] = [e for e in (await kube.list(EVENTS, NS))["items"]
                if e["reason"] == "SpecChangeRejected"]
     assert event["type"] == "Warning"
-    assert event["message"].startswith("Cannot modify spec in state 'Profiling'.")
+    assert event["message"].startswith("Cannot modify spec in phase 'Profiling'.")
 
 
 async def test_spec_change_in_failed_is_ignored(kube: KubeClient, operator: Operator) -> None:
@@ -213,14 +214,14 @@ async def test_spec_change_in_failed_is_ignored(kube: KubeClient, operator: Oper
     assert await get_or_none(kube, JOBS, NS, "profile-bad") is None
 
 
-async def test_spec_change_rejected_in_ready_deploying_and_after_deletion(
+async def test_spec_change_rejected_in_ready_and_deploying(
         kube: KubeClient, operator: Operator) -> None:
     await profiled(kube, "late")
     await in_state(kube, "late", "Ready")
     await kube.patch(DEPLOYMENT_REQUESTS, NS, "late", SPEC_CHANGE)
 
     async def rejected(name: str, state: str) -> bool:
-        return any(e["reason"] == "SpecChangeRejected" and f"state '{state}'" in e["message"]
+        return any(e["reason"] == "SpecChangeRejected" and f"phase '{state}'" in e["message"]
                    for e in (await kube.list(EVENTS, NS))["items"]
                    if e["involvedObject"].get("name") == name)
 
@@ -231,9 +232,7 @@ async def test_spec_change_rejected_in_ready_deploying_and_after_deletion(
     await wait_for(kube, GRAPH_DEPLOYMENTS, NS, "qwen-disagg")
     await in_state(kube, "del", "Deploying")
     await kube.delete(GRAPH_DEPLOYMENTS, NS, "qwen-disagg")
-    await in_state(kube, "del", "DeploymentDeleted")
-    await kube.patch(DEPLOYMENT_REQUESTS, NS, "del", SPEC_CHANGE)
-    await eventually(lambda: rejected("del", "DeploymentDeleted"))
+    await in_state(kube, "del", "Failed")
 
     await profiled(kube, "dep", autoApply=True, deploymentOverrides={"name": "dep-graph"})
     await wait_for(kube, GRAPH_DEPLOYMENTS, NS, "dep-graph")

@@ -74,7 +74,7 @@ async def test_auto_apply_goes_to_ready_with_a_running_graph(kube: KubeClient,
     assert [order.index(s) for s in seen] == sorted(order.index(s) for s in seen)
     assert "Deploying" in seen
     obj = await kube.get(DEPLOYMENT_REQUESTS, NS, "sla")
-    assert obj["status"]["deployment"]["state"] == "successful"
+    assert obj["status"]["deployment"] == {"name": "vllm-disagg", "created": True}
     dgd = await kube.get(GRAPH_DEPLOYMENTS, NS, "vllm-disagg")
     assert dgd["status"]["state"] == "successful"
     services = dgd["spec"]["services"]
@@ -105,10 +105,11 @@ async def test_mocker_graph_needs_no_gpus(kube: KubeClient, operator: Operator) 
     obj = await wait_for(kube, DEPLOYMENT_REQUESTS, NS, "mock",
                          lambda o: (o.get("status") or {}).get("state") == "Ready",
                          within=20.0)
+    # The generated graph is the v1beta1 one the request would create.
     generated: Json = obj["status"]["generatedDeployment"]
     assert generated["metadata"]["name"] == "vllm-mocker"
-    workers = [s for s in generated["spec"]["services"].values()
-               if s["componentType"] == "worker"]
-    assert workers and all("resources" not in w for w in workers)
-    assert all(w["extraPodSpec"]["mainContainer"]["command"][-1] == "dynamo.mocker"
-               for w in workers)
+    workers = [c for c in generated["spec"]["components"] if c["type"] in ("prefill", "decode")]
+    mains = [next(m for m in w["podTemplate"]["spec"]["containers"] if m["name"] == "main")
+             for w in workers]
+    assert len(mains) == 2 and all("resources" not in m for m in mains)
+    assert all(m["command"][-1] == "dynamo.mocker" for m in mains)

@@ -305,9 +305,8 @@ async def test_interleaved_scales_and_hand_edit(cluster: LocalCluster, kube: Kub
     await eventually(lambda: settled_at(kube, "g-decode", "decode", 3))
     assert await events_of(kube, "g-decode", "Synced") == []
 
-    # In v1beta1, the version the adapter wrote in: kube-apiserver converts managedFields
-    # between versions when a write takes a field over, the local server does not yet, so a
-    # v1alpha1 edit here would leave the adapter's v1beta1 entry owning the replicas.
+    # In v1beta1, the version the adapter wrote in (the same edit in v1alpha1, which takes the
+    # replicas from the adapter's v1beta1 entry: test_scaling_adapter_alpha_edit).
     await kube.patch(HUB_GRAPHS, NS, "g", [{"op": "test", "path": "/spec/components/0/name",
                                            "value": "decode"},
                                           {"op": "replace", "path": "/spec/components/0/replicas",

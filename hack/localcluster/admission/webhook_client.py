@@ -25,9 +25,8 @@ import random
 import ssl
 from typing import Any
 
-import aiohttp
-
 from ..storage import Storage
+from .webhook_connections import Dialing, WebhookConnections
 from .webhook_rules import Hook
 
 Json = dict[str, Any]
@@ -46,13 +45,13 @@ class WebhookClient:
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
-        self._session: aiohttp.ClientSession | None = None
+        # Connections are kept and reused, as kube-apiserver's transport keeps them: a LIST
+        # converted by webhook makes one call per object.
+        self._connections = WebhookConnections()
         self._contexts: dict[str, ssl.SSLContext] = {}
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        self._connections.close()
 
     async def post(self, hook: Hook, review: Json, uid: str) -> Json:
         """The `response` of the AdmissionReview the webhook answers; CallError otherwise."""
@@ -70,29 +69,20 @@ class WebhookClient:
         target, shown, server_name = self._target(config, seconds)
         display = f"{shown}?timeout={seconds}s"
         context = self._context(config.get("caBundle") or "")
-        if self._session is None:
-            # Connections are kept and reused, as kube-apiserver's transport keeps them: a
-            # LIST converted by webhook makes one call per object.
-            self._session = aiohttp.ClientSession(
-                connector=aiohttp.TCPConnector(keepalive_timeout=30))
+        url = f"{target}?timeout={seconds}s"
         try:
             async with asyncio.timeout(seconds):
-                async with self._session.post(
-                        f"{target}?timeout={seconds}s", data=json.dumps(payload),
-                        headers={"Content-Type": "application/json",
-                                 "Accept": "application/json"},
-                        ssl=context, server_hostname=server_name) as answer:
-                    return answer.status, await answer.read()
+                return await self._connections.post(url, json.dumps(payload).encode(),
+                                                    context, server_name)
         except TimeoutError:
             raise CallError(f'Post "{display}": context deadline exceeded') from None
-        except aiohttp.ClientConnectorCertificateError as err:
+        except ssl.SSLCertVerificationError as err:
             raise CallError(f'Post "{display}": tls: failed to verify certificate: '
-                            f"{_x509(err.certificate_error)}") from None
-        except aiohttp.ClientConnectorError as err:
-            host, port = err.host, err.port
-            raise CallError(f'Post "{display}": dial tcp {host}:{port}: connect: '
-                            f"{_dial_reason(err)}") from None
-        except (aiohttp.ClientError, OSError) as err:
+                            f"{_x509(err)}") from None
+        except Dialing as err:
+            raise CallError(f'Post "{display}": dial tcp {err.host}:{err.port}: connect: '
+                            f"{_dial_reason(err.error)}") from None
+        except (OSError, ValueError) as err:
             raise CallError(f'Post "{display}": {err}') from None
 
     # --- where and how to connect ------------------------------------------------------------
@@ -201,8 +191,7 @@ def _x509(error: Exception) -> str:
     return f"x509: {text}"
 
 
-def _dial_reason(err: aiohttp.ClientConnectorError) -> str:
-    os_error = err.os_error
+def _dial_reason(os_error: OSError) -> str:
     if isinstance(os_error, ConnectionRefusedError):
         return "connection refused"
-    return str(os_error.strerror or os_error) if os_error is not None else str(err)
+    return str(os_error.strerror or os_error)

@@ -20,8 +20,17 @@ upkeep around a write), `request_checks` (field manager names, the object's name
 
 Simplified against the real field manager (documented, not hidden):
 
-- one API version per object: entries recorded at another version are compared as if written
-  at the current one (no conversion);
+- entries recorded at another version of a custom kind are compared at their version, the
+  objects converted there by the CRD's conversion (`versions`, `version_prune`); entries at a
+  version the kind does not serve, and those of built-in kinds, are compared as if written at
+  the request's version (kube-apiserver drops entries of a version its scheme lacks, and
+  fails on one it cannot convert to); a conversion the webhook refuses while the field
+  manager converts fails the write with the webhook's 500 (kube-apiserver fails an apply, but
+  an update goes through: 1.20 stores it without managedFields, kubernetes#136949 keeps the
+  live object's); a write that cannot take anything from such an entry (it changes nothing,
+  or a status write meets spec owners) converts nothing for it, where kube-apiserver converts
+  anyway (only the webhook's call count shows it); the prune adds owned items back at the
+  pruned version first (structured-merge-diff v4.2.3 on; 1.20's v4.0.2 went in map order);
 - the kubectl last-applied-configuration upgrade path (``kubectl-client-side-apply`` fields
   handed over to a later ``kubectl`` apply) is not implemented;
 - the status subresource keeps only status ownership (the apiserver resets only ``spec``, and
@@ -43,12 +52,14 @@ from .request_checks import (
     default_manager,
     validate_field_manager,
 )
+from .versions import Versions
 
 __all__ = [
     "ANCIENT_CHANGES",
     "FIELD_MANAGER_MAX_LENGTH",
     "MAX_UPDATE_MANAGERS",
     "MISSING",
+    "Versions",
     "check_name",
     "default_manager",
     "field_set",

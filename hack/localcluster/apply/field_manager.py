@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Set
 from typing import Any
 
 from ..errors import ApiError
 from ..errors import not_found as _not_found
+from ..fields_v1 import Path
 from ..json_copy import copy_json
 from ..managed_fields import APPLY, UPDATE, Entry, ManagerId, decode_managed_fields, union
 from ..registry import ResourceType
@@ -27,6 +29,8 @@ from .ownership import (
     store_managed_fields,
     without_managed_fields,
 )
+from .version_prune import prune_across_versions
+from .versions import Changes, Versions, at_other_versions
 
 Json = dict[str, Any]
 
@@ -42,6 +46,7 @@ def server_side_apply(
     rt: ResourceType,
     subresource: str = "",
     now: str,
+    versions: Versions | None = None,
 ) -> Json:
     """Apply a configuration to the live object (None: create) and return the new object.
 
@@ -55,6 +60,9 @@ def server_side_apply(
     Metadata the configuration carries but does not own (name, namespace, uid,
     resourceVersion, ...) is merged into the result as given: the caller checks it against the
     URL (`check_name`) and the stored object (preconditions), and sets system fields.
+
+    Entries recorded at another served version (`versions`) are compared at their own
+    version, the objects converted there; conflicts with them name their paths there.
 
     Raises ApiError: 400 for a configuration of another kind or version or with managedFields,
     500 (as the apiserver) for list elements it cannot key or duplicates and fields a CRD schema
@@ -80,27 +88,34 @@ def server_side_apply(
     previous = managed.get(me)
     applied_fields = {p for p in field_set(config, rt) if keep(p)}
     managed[me] = Entry(applied_fields, rt.api_version, previous.time if previous else None)
-    merged = prune(
-        merged,
-        union(e.fields for e in managed.values()),
-        previous.fields if previous else set(),
-        root,
-    )
+    others = at_other_versions(rt, versions, (e.api_version for e in managed.values()))
+    if versions is not None and others and previous is not None and previous.fields:
+        merged = prune_across_versions(merged, managed, previous, rt, versions, others)
+    else:
+        merged = prune(
+            merged,
+            union(e.fields for e in managed.values()),
+            previous.fields if previous else set(),
+            root,
+        )
     merged = reset(live_obj, merged, rt, subresource)
 
     diff = Diff()
     compare(live_obj, merged, root, (), diff)
     diff = diff.only(keep)
-    conflicts = {
-        mid: entry.fields & diff.changed()
-        for mid, entry in managed.items()
-        if mid != me and entry.fields & diff.changed()
-    }
+    changes = Changes(rt, subresource, diff, live_obj, merged, versions, others)
+    conflicts: dict[ManagerId, Set[Path]] = {}
+    for mid, entry in managed.items():
+        if mid != me:
+            clash = entry.fields & changes.for_entry(entry).changed()
+            if clash:
+                conflicts[mid] = clash
     if conflicts and not force:
         raise conflict_error(conflicts)
     for mid, entry in managed.items():
         if mid != me:
-            entry.fields = entry.fields - conflicts.get(mid, set()) - diff.removed
+            removed = changes.for_entry(entry).removed
+            entry.fields = entry.fields - conflicts.get(mid, set()) - removed
     managed[me].fields -= STRIPPED
     drop_empty(managed)
 
@@ -120,6 +135,7 @@ def track_update(
     subresource: str = "",
     now: str,
     copy_new: bool = True,
+    versions: Versions | None = None,
 ) -> Json:
     """Return `new` with managedFields updated for a create (old None), update or patch.
 
@@ -131,7 +147,8 @@ def track_update(
     managedFields set in `new` replace the stored ones when they are valid and not empty;
     ``[]`` or ``[{}]`` clears them first; invalid or absent ones keep the stored ones. On a
     subresource the request's managedFields are ignored. More than ten Update entries are
-    merged oldest first into "ancient-changes".
+    merged oldest first into "ancient-changes". An entry recorded at another served version
+    (`versions`) loses what changed at its version, the objects converted there.
 
     The result is a copy of `new`; with `copy_new` False it is `new` handed over: only its top
     level and metadata are new dicts, the rest is `new`'s own values.
@@ -151,10 +168,14 @@ def track_update(
     diff = Diff()
     compare_fields(old_obj, new_obj, root, kept_roots(rt, subresource), diff)
     kept = diff.only(keep)
-    taken = kept.changed() | kept.removed
-    for entry in managed.values():
-        if not entry.fields.isdisjoint(taken):
-            entry.fields = entry.fields - taken
+    others = at_other_versions(rt, versions, (e.api_version for e in managed.values()))
+    if others:
+        Changes(rt, subresource, kept, old_obj, new_obj, versions, others).taken_from(managed)
+    else:
+        taken = kept.changed() | kept.removed
+        for entry in managed.values():
+            if not entry.fields.isdisjoint(taken):
+                entry.fields = entry.fields - taken
     drop_empty(managed)
     current = {p for p in diff.changed() if keep(p)} - STRIPPED
     if current:

@@ -18,7 +18,7 @@ from .list_elements import ElementError, elements, item_pe
 
 Json = dict[str, Any]
 
-__all__ = ["drop_applied_nulls", "merge", "prune"]
+__all__ = ["drop_applied_nulls", "merge", "prune", "remove_paths"]
 
 
 def merge(lhs: Any, rhs: Any, t: FieldType) -> Any:
@@ -97,7 +97,7 @@ def _merge_list(lhs: list[Any], rhs: list[Any], t: FieldType) -> list[Any]:
     return out
 
 
-def _remove(value: Any, node: PathTrie, t: FieldType) -> Any:
+def remove_paths(value: Any, node: PathTrie, t: FieldType) -> Any:
     """Remove the members of node (whole subtrees) from value; emptied containers stay."""
     if not node.children:
         return value
@@ -108,7 +108,7 @@ def _remove(value: Any, node: PathTrie, t: FieldType) -> Any:
             if sub is None:
                 out[name] = child
             elif not sub.member:
-                out[name] = _remove(child, sub, t.child(name))
+                out[name] = remove_paths(child, sub, t.child(name))
         return out
     if isinstance(value, list) and t.list_type() != "atomic":
         items: list[Any] = []
@@ -122,7 +122,7 @@ def _remove(value: Any, node: PathTrie, t: FieldType) -> Any:
             if sub is None:
                 items.append(item)
             elif not sub.member:
-                items.append(_remove(item, sub, t.item()))
+                items.append(remove_paths(item, sub, t.item()))
         return items
     return value
 
@@ -140,12 +140,12 @@ def prune(merged: Any, owned: Set[Path], last: Set[Path], root: FieldType) -> An
     merged_fields = fields_of(merged)
     last_fields = with_named_fields(last, root)
     owned_fields = with_named_fields(owned, root)
-    without_last = _remove(merged, PathTrie.of(last_fields), root)
-    added_back = _remove(
+    without_last = remove_paths(merged, PathTrie.of(last_fields), root)
+    added_back = remove_paths(
         merged, PathTrie.of(merged_fields - (fields_of(without_last) | owned_fields)), root
     )
     dangling = (merged_fields - fields_of(added_back)) & last_fields
-    return _remove(merged, PathTrie.of(dangling), root)
+    return remove_paths(merged, PathTrie.of(dangling), root)
 
 
 def drop_applied_nulls(value: Any, live: Any, t: FieldType) -> Any:

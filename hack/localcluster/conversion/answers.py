@@ -42,12 +42,15 @@ current: ContextVar[RequestConversions | None] = ContextVar("conversions", defau
 class ConversionPending(Exception):
     """A request needs objects converted by a webhook it has no answers for yet."""
 
-    def __init__(self, webhook: Json, objects: list[Json], desired: str) -> None:
+    def __init__(self, webhook: Json, objects: list[Json], desired: str,
+                 keys: list[str]) -> None:
         super().__init__(f"{len(objects)} objects to convert to {desired}")
         #: The CRD's `spec.conversion.webhook`.
         self.webhook = webhook
         self.objects = objects
         self.desired = desired
+        #: Each object's `answer_key`, as its lookup made it (for `RequestConversions.record`).
+        self.keys = keys
 
 
 @dataclass
@@ -56,12 +59,15 @@ class RequestConversions:
 
     answers: dict[str, Json] = field(default_factory=dict)
 
-    def record(self, obj: Json, desired: str, converted: Json) -> None:
-        self.answers[answer_key(obj, desired)] = converted
+    def record(self, key: str, converted: Json) -> None:
+        """Keep `converted` as the answer for the object of `key` (an `answer_key`)."""
+        self.answers[key] = converted
 
-    def lookup(self, obj: Json, desired: str) -> Json | None:
-        answer = self.answers.get(answer_key(obj, desired))
-        return None if answer is None else restore_meta(obj, answer)
+    def lookup(self, obj: Json, desired: str) -> tuple[Json | None, str]:
+        """The answer for `obj` at `desired` (None when there is none yet), and its key."""
+        key = answer_key(obj, desired)
+        answer = self.answers.get(key)
+        return (None if answer is None else restore_meta(obj, answer)), key
 
 
 def answer_key(obj: Json, desired: str) -> str:
@@ -106,9 +112,9 @@ def to_version(storage: Storage, rt: ResourceType, obj: Json, api_version: str) 
     webhook = webhook_of(storage, rt) if requests is not None else None
     if requests is None or webhook is None:
         return {**obj, "apiVersion": api_version}
-    converted = requests.lookup(obj, api_version)
+    converted, key = requests.lookup(obj, api_version)
     if converted is None:
-        raise ConversionPending(webhook, [obj], api_version)
+        raise ConversionPending(webhook, [obj], api_version, [key])
     return converted
 
 
@@ -118,7 +124,7 @@ def all_to_version(storage: Storage, rt: ResourceType, objs: list[Json],
     if current.get() is None or webhook_of(storage, rt) is None:  # the CRD is looked up once
         return [o if o.get("apiVersion") == api_version else {**o, "apiVersion": api_version}
                 for o in objs]
-    out, missing = [], []
+    out, missing, keys = [], [], []
     pending: ConversionPending | None = None
     for obj in objs:
         try:
@@ -126,8 +132,9 @@ def all_to_version(storage: Storage, rt: ResourceType, objs: list[Json],
         except ConversionPending as err:
             pending = err
             missing.append(obj)
+            keys += err.keys
     if pending is not None:
-        raise ConversionPending(pending.webhook, missing, api_version)
+        raise ConversionPending(pending.webhook, missing, api_version, keys)
     return out
 
 

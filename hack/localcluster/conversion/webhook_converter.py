@@ -2,7 +2,9 @@
 
 One `ConversionReview` (apiextensions.k8s.io/v1, or v1beta1 when the CRD lists only that in
 `conversionReviewVersions`) per object: kube-apiserver converts each object as its storage
-decodes it, so a list of objects stored in another version makes one call per object. The
+decodes it, so a list of objects stored in another version makes one call per object, one
+after the other (a LIST read from etcd decodes its items in a loop), and stops at the first
+object that fails. The
 call goes where `clientConfig` says (`admission.WebhookClient.exchange`: URL or Service,
 `caBundle`) with a 30 s timeout (`?timeout=30s`).
 
@@ -19,8 +21,8 @@ replaying it after each `ConversionPending`; `watch_converter` converts the even
 
 from __future__ import annotations
 
-import asyncio
 import json
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
@@ -55,6 +57,8 @@ class ConversionWebhooks:
     def __init__(self, storage: Storage, client: WebhookClient) -> None:
         self.storage = storage
         self.client = client
+        #: When a list, each review's round trip in seconds is appended (a benchmark's).
+        self.review_seconds: list[float] | None = None
 
     async def run(self, call: Callable[[], Awaitable[T]]) -> T:
         """Serve one request: `call` again after each conversion it was missing."""
@@ -77,13 +81,11 @@ class ConversionWebhooks:
         return await self.run(once)
 
     async def _resolve(self, requests: RequestConversions, pending: ConversionPending) -> None:
-        results = await asyncio.gather(
-            *(self.convert(pending.webhook, obj, pending.desired) for obj in pending.objects),
-            return_exceptions=True)
-        for obj, result in zip(pending.objects, results, strict=True):
-            if isinstance(result, BaseException):
-                raise result
-            requests.record(obj, pending.desired, result)
+        # One review at a time, in the objects' order, the first failure ending the request:
+        # kube-apiserver converts each item as its storage decodes it, in a loop (a LIST read
+        # from etcd: etcd3 store List -> appendListItem -> codec.Decode -> the webhook).
+        for obj, key in zip(pending.objects, pending.keys, strict=True):
+            requests.record(key, await self.convert(pending.webhook, obj, pending.desired))
 
     async def to_version(self, rt: ResourceType, obj: Json) -> Json:
         """`obj` at `rt`'s version through its CRD's webhook; `obj` itself when it is there
@@ -118,12 +120,16 @@ class ConversionWebhooks:
         review = {"apiVersion": review_version, "kind": "ConversionReview",
                   "request": {"uid": uid, "desiredAPIVersion": desired, "objects": [obj]}}
         meta = obj.get("metadata") or {}
+        started = time.perf_counter()
         try:
             status, body = await self.client.exchange(webhook.get("clientConfig") or {},
                                                       review, TIMEOUT)
             converted = _converted_objects(status, body, uid, review_version)
         except CallError as err:
             raise _error(f"conversion webhook for {what} failed: {err}") from None
+        finally:
+            if self.review_seconds is not None:
+                self.review_seconds.append(time.perf_counter() - started)
         if len(converted) != 1:
             raise _error(f"conversion webhook for {what} returned {len(converted)} objects, "
                          "expected 1")

@@ -2,7 +2,8 @@
 copier do on a real cluster, without GPUs.
 
 A pod is a profiling pod when it has a container named `profiler` whose args carry
-`--profile-config <yaml>` (the Jobs the operator creates for DynamoGraphDeploymentRequests).
+`--profile-config <yaml>` (the Jobs the operator creates for v1alpha1 requests with a
+profilingConfig) or `--config <json>` (those of intent-based v1beta1 requests, below).
 It runs for `Delays.profiler_run` seconds (or the `localcluster.dev/job-duration` annotation),
 then writes ConfigMap `dgdr-output-<dgdr>` as the copier would, and its containers exit:
 
@@ -21,6 +22,15 @@ The rule (deliberately simple, so a manifest alone can pick the outcome):
   both capped at `hardware.num_gpus_per_node` (default 8); past the cap the SLA is infeasible;
 * replicas: 2 prefill workers when ttft < 200 ms, 2 decode workers when itl < 20 ms, else 1;
 * images: `deployment.dgd_image`, else the backend's runtime image at RUNTIME_VERSION.
+
+A v1beta1 (intent-based) profiling pod carries `--config <json>` instead: the request's spec,
+which the same rule reads (`sla.ttft`/`itl`, or an `e2eLatency` split as a quarter to the
+first token and the rest over `workload.osl` tokens; `hardware.numGpusPerNode`; `backend`
+`auto` profiled as vllm). Its output is one key, `final_config.yaml`: the graph with the
+component names of the original's profiler templates (`Frontend`, `prefill`, `decode`, and
+`Planner` when `features.planner` is set; mocker workers when `features.mocker.enabled`),
+plus the planner's profile ConfigMap when there is a planner. A `modelCache` PVC is declared
+in the graph and mounted into the workers, which load the model from it.
 """
 
 from __future__ import annotations
@@ -183,17 +193,116 @@ def output_data(config: Json, dgdr: str) -> tuple[bool, dict[str, str]]:
                       {"status": "success", "message": "profiling completed"})}
 
 
-def profile_config(pod: Json) -> Json | None:
-    """The inline profile config of a profiling pod, or None for any other pod."""
+def _profiler_arg(pod: Json, flag: str) -> Json | None:
+    """The YAML (or JSON) value of `flag` in a profiling pod's profiler args ({} when it
+    does not parse), or None when the pod has no such profiler."""
     for c in (pod.get("spec") or {}).get("containers") or ():
         args = [str(a) for a in c.get("args") or ()]
-        if c.get("name") == "profiler" and "--profile-config" in args:
-            i = args.index("--profile-config")
+        if c.get("name") == "profiler" and flag in args:
+            i = args.index(flag)
             try:
                 loaded = yaml.safe_load(args[i + 1]) if i + 1 < len(args) else None
             except yaml.YAMLError:
                 loaded = None
             return loaded if isinstance(loaded, dict) else {}
+    return None
+
+
+def profile_config(pod: Json) -> Json | None:
+    """The inline profile config of a v1alpha1 profiling pod, or None for any other pod."""
+    return _profiler_arg(pod, "--profile-config")
+
+
+def intent_spec(pod: Json) -> Json | None:
+    """The request spec of a v1beta1 profiling pod, or None for any other pod."""
+    return _profiler_arg(pod, "--config")
+
+
+def _section(spec: Json, key: str) -> Json:
+    value = spec.get(key)
+    return value if isinstance(value, dict) else {}
+
+
+def intent_config(spec: Json) -> Json:
+    """The profile config the rule reads, from an intent-based request's spec."""
+    sla, workload, hardware = (_section(spec, k) for k in ("sla", "workload", "hardware"))
+    targets: Json = {k: sla[k] for k in ("ttft", "itl") if k in sla}
+    e2e = sla.get("e2eLatency")
+    if isinstance(e2e, int | float) and not isinstance(e2e, bool):
+        osl = workload.get("osl") or 1000
+        targets = {"ttft": e2e / 4, "itl": e2e * 3 / 4 / float(osl)}
+    backend = str(spec.get("backend") or "auto")
+    config: Json = {"sla": targets, "deployment": {"model": spec.get("model") or ""},
+                    "engine": {"backend": "vllm" if backend == "auto" else backend}}
+    if hardware.get("numGpusPerNode"):
+        config["hardware"] = {"num_gpus_per_node": hardware["numGpusPerNode"]}
+    return config
+
+
+def intent_graph(spec: Json, dgdr: str, p: Plan) -> Json:
+    """The graph the profiler's templates give an intent-based request."""
+    config = intent_config(spec)
+    features = _section(spec, "features")
+    mocker = bool((features.get("mocker") or {}).get("enabled"))
+    graph = generated_graph(config, dgdr, p, mocker=mocker)
+    services = graph["spec"]["services"]
+    title = str(config["engine"]["backend"]).capitalize()
+    # The templates give the Frontend its whole command line (overrides append to it).
+    frontend = services["Frontend"]["extraPodSpec"]["mainContainer"]
+    frontend.update(command=["python3", "-m", "dynamo.frontend"],
+                    args=["--http-port", "8000"])
+    renamed = {"Frontend": services["Frontend"],
+               "prefill": services[f"{title}PrefillWorker"],
+               "decode": services[f"{title}DecodeWorker"]}
+    if features.get("planner") is not None:
+        renamed["Planner"] = services["Planner"]
+    graph["spec"]["services"] = renamed
+    _model_cache(graph, _section(spec, "modelCache"), mocker)
+    return graph
+
+
+def _model_cache(graph: Json, cache: Json, mocker: bool) -> None:
+    """The request's model cache PVC, mounted into the workers, which load the model from
+    it (`<mount>/<pvcModelPath>`)."""
+    pvc = cache.get("pvcName")
+    if not pvc:
+        return
+    mount = str(cache.get("pvcMountPath") or "/opt/model-cache")
+    path = f"{mount}/{cache['pvcModelPath']}" if cache.get("pvcModelPath") else mount
+    graph["spec"]["pvcs"] = [{"name": pvc, "create": False}]
+    for name in ("prefill", "decode"):
+        worker = graph["spec"]["services"][name]
+        worker["volumeMounts"] = [{"name": pvc, "mountPoint": mount}]
+        args = worker["extraPodSpec"]["mainContainer"]["args"]
+        flag = "--model-path" if mocker else "--model"
+        args[args.index(flag) + 1] = path
+
+
+def intent_output_data(spec: Json, dgdr: str) -> tuple[bool, dict[str, str]]:
+    """Whether an intent-based run succeeds, and the output ConfigMap's data."""
+    config = intent_config(spec)
+    p = plan(config)
+    if p.error:
+        return False, {"profiler_status.yaml": yaml.safe_dump(
+            {"status": "failed", "message": p.error})}
+    docs = [intent_graph(spec, dgdr, p)]
+    features = _section(spec, "features")
+    if features.get("planner") is not None:
+        docs.append(_profile_data(config, dgdr, p))
+    return True, {"final_config.yaml": "---\n".join(yaml.safe_dump(d, sort_keys=False)
+                                                     for d in docs),
+                  "profiler_status.yaml": yaml.safe_dump(
+                      {"status": "success", "message": "profiling completed"})}
+
+
+def run_output(pod: Json) -> tuple[bool, dict[str, str]] | None:
+    """The outcome and output data of a profiling pod of either kind (None: not one)."""
+    config = profile_config(pod)
+    if config is not None:
+        return output_data(config, _dgdr_of(pod))
+    spec = intent_spec(pod)
+    if spec is not None:
+        return intent_output_data(spec, _dgdr_of(pod))
     return None
 
 
@@ -214,10 +323,10 @@ class Profiler:
 
     def job_run(self, pod: Json) -> JobRun | None:
         """The run of a profiling pod (None for other pods)."""
-        config = profile_config(pod)
-        if config is None:
+        outcome = run_output(pod)
+        if outcome is None:
             return None
-        ok, _ = output_data(config, _dgdr_of(pod))
+        ok, _ = outcome
         duration = self.duration
         value = annotations_of(pod).get(JOB_DURATION)
         if value:
@@ -227,11 +336,11 @@ class Profiler:
 
     def finish(self, pod: Json) -> None:
         """Write the output ConfigMap, as the copier does when the profiler has ended."""
-        config = profile_config(pod)
-        if config is None:
+        outcome = run_output(pod)
+        if outcome is None:
             return
         dgdr = _dgdr_of(pod)
-        _, data = output_data(config, dgdr)
+        _, data = outcome
         namespace = pod["metadata"]["namespace"]
         name = f"dgdr-output-{dgdr}"
         body = {"apiVersion": "v1", "kind": "ConfigMap",

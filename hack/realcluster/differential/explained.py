@@ -89,6 +89,14 @@ EXPLAINED: dict[str, str] = {
         "kind with a 400 `invalid object type: /v1, Kind=`; 1.20 went on to the typed "
         "conversion and answered a 500 `failed to create typed patch object: no corresponding "
         "type for /v1, Kind=`"),
+    "mfv-dgd-typed-fields": (
+        "1.20's apiextensions-apiserver cannot build the server-side apply models of a CRD with "
+        "x-kubernetes-int-or-string fields (`error building openapi models for "
+        "dynamographdeployments.nvidia.com: ... divisor has invalid property: anyOf` in its "
+        "log, kubernetes#90902) and falls back to the deduced type converter: lists atomic "
+        "(`f:components` owned whole), every map with its own `.`; 1.21 builds them "
+        "(kubernetes#97172 unfolds int-or-string before stripping value validations), and the "
+        "local server uses the CRD's schema (`components` a map-list keyed by name)"),
     "rbac-impersonate-group-only": (
         "current kube-apiserver refuses Impersonate-Group without Impersonate-User with a 400 "
         "BadRequest `requested [{Group  devs    }] without impersonating a user` "

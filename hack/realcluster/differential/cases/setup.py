@@ -1,6 +1,8 @@
 """Cluster-wide objects the cases use, installed once per server before they run: the suite's
-own Gadget CRD (status and scale subresources, printer columns, a structural schema) and our
-DGDSA and DynamoModel CRDs (the two Kubernetes 1.20 accepts; see test_realcluster_crds)."""
+own Gadget CRD (status and scale subresources, printer columns, a structural schema), our
+DGDSA and DynamoModel CRDs (the two Kubernetes 1.20 accepts; see test_realcluster_crds), the
+toy conversion CRD, and our DGD CRD converting through the in-process webhook
+(`managed_versions`)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 import yaml
 
 from ..target import Json, Target
-from . import conversion
+from . import conversion, managed_versions
 from .paths import CRDS, GROUP
 
 DEPLOY_CRDS = Path(__file__).parents[4] / "deploy" / "crds"
@@ -68,12 +70,12 @@ def crds() -> list[dict[str, Any]]:
 async def setup(target: Target, conversion_client: Json, within: float = 60.0) -> None:
     """Creates the CRDs (an existing one is kept) and waits until each is served;
     `conversion_client` is the toy conversion webhook's clientConfig."""
-    for crd in [*crds(), conversion.crd(conversion_client)]:
+    for crd in [*crds(), conversion.crd(conversion_client), managed_versions.dgd_crd()]:
         answer = await target.request("POST", CRDS, body=crd)
         if answer.code not in (201, 409):
             raise RuntimeError(f"{target.name}: CRD {crd['metadata']['name']}: {answer.text}")
     deadline = time.monotonic() + within
-    for crd in [*crds(), conversion.crd(conversion_client)]:
+    for crd in [*crds(), conversion.crd(conversion_client), managed_versions.dgd_crd()]:
         spec = crd["spec"]
         storage = next(v["name"] for v in spec["versions"] if v["storage"])
         path = f"/apis/{spec['group']}/{storage}/{spec['names']['plural']}"
