@@ -5,8 +5,10 @@ whose keys are `f:<name>` for a struct or map field, `k:<key fields as JSON>` fo
 list-map). Each entry is in the shape of the version it was written at, so a field that moved
 between versions is looked for at each of its paths. A write that changes a field moves it to
 the writer's entry, so the managers owning a field are those whose write set its current value
-(co-owners when several appliers agree on it). A controller can therefore tell its own earlier
-write from someone else's edit by the object alone, without any memory of its own.
+(co-owners when several appliers agree on it); a manager that set an ancestor as a whole (an
+atomic list or map, a leaf in its entry) owns everything under it. A controller can therefore
+tell its own earlier write from someone else's edit by the object alone, without any memory of
+its own.
 """
 
 from __future__ import annotations
@@ -40,11 +42,18 @@ def owners_of(obj: Json, path: Sequence[Step], *alternatives: Sequence[Step]) ->
     for entry in (obj.get("metadata") or {}).get("managedFields") or ():
         if not isinstance(entry, dict) or not isinstance(entry.get("manager"), str):
             continue
-        for keys in paths:
-            fields = entry.get("fieldsV1")
-            for key in keys:
-                fields = fields.get(key) if isinstance(fields, dict) else None
-            if isinstance(fields, dict):
-                owners.add(entry["manager"])
-                break
+        if any(_owns(entry.get("fieldsV1"), keys) for keys in paths):
+            owners.add(entry["manager"])
     return owners
+
+
+def _owns(fields: Any, keys: Sequence[str]) -> bool:
+    for key in keys:
+        if not isinstance(fields, dict):
+            return False
+        if not fields:
+            # A leaf above the field: its owner set that whole value, as an atomic list or
+            # map records it (Kubernetes before 1.21 deduces our CRDs' lists atomic).
+            return True
+        fields = fields.get(key)
+    return isinstance(fields, dict)

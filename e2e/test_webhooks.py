@@ -182,8 +182,11 @@ async def test_two_replicas_one_killed_admission_goes_on(env: Env,
                                                         webhooks: Operators) -> None:
     first = await webhooks.start()
     await serving(env)
-    await webhooks.start()
-    await asyncio.sleep(2)  # the second one listens too (same port)
+    second = await webhooks.start()
+    # The second one listens too (same port) before the first dies; under load its start
+    # takes seconds, so its own word is awaited rather than a fixed pause.
+    await eventually(lambda: "webhook server listening" in second.tail(100_000),
+                     within=60, what="the second replica listening")
     await first.kill(signal.SIGKILL)
     for i in range(6):
         err = await refused(env, "apply", "-f", "-", stdin=bad_graph(f"bad{i}"))

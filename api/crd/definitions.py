@@ -189,18 +189,19 @@ CRDS: tuple[CrdDefinition, ...] = (
         storage=STORAGE_VERSION,
         singular="dynamographdeploymentrequest",
         short_names=("dgdr",),
+        # As the original's v1beta1 columns, in its order; the Job is ours, with -o wide.
         hub_columns=(
             Column("Model", ".spec.model", description="Model to deploy."),
             Column("Backend", ".spec.backend", description="Inference backend."),
             Column("Phase", ".status.phase", description="Lifecycle phase."),
+            Column("Profiling", ".status.profilingPhase",
+                   description="Step of the profiling run."),
+            Column("Reason", '.status.conditions[?(@.type=="Succeeded")].reason',
+                   description="Why the request is in its phase."),
+            Column("Message", '.status.conditions[?(@.type=="Succeeded")].message',
+                   description="What the request is doing or what failed."),
             Column("DGD", ".status.dgdName", description="Name of the created graph."),
             _age(),
-            Column(
-                "Profiling",
-                ".status.profilingPhase",
-                priority=1,
-                description="Step of the profiling run.",
-            ),
             Column(
                 "Job",
                 ".status.profilingJobName",

@@ -8,7 +8,8 @@ address and system port while its container runs).
 
 A bound pod goes ContainerCreating -> Running after `pod_start`; it is ready at once, or
 after `ready_delay` (or its probe's initial delay) when it has a readiness probe; a Job's
-pod runs to completion. A deleted pod's containers stop (SIGTERM), its status shows them
+pod runs to completion, a DGDR's profiling pod as the profiler would (`profiler_output`). A
+deleted pod's containers stop (SIGTERM), its status shows them
 terminated and the pod NotReady, then the pod is deleted with grace 0 and its UID as a
 precondition, as the kubelet's status manager does. Crash loops, image-pull failures and
 volume checks are the in-process kubelet's alone.
@@ -39,6 +40,7 @@ from hack.localcluster.simulation.termination import grace_period, stop_plan
 from hack.localcluster.simulation.workers import Workers
 
 from .config import PodDelays
+from .profiler_output import profiling_run, write_output
 
 Json = dict[str, Any]
 Key = tuple[str, str]
@@ -65,6 +67,8 @@ class PodLifecycle:
         self._jobs: dict[Key, Json | None] = {}
         self._written: dict[Key, Json] = {}
         self._deleted: set[Key] = set()
+        #: Profiling pods whose output ConfigMap has been written.
+        self._outputs: set[Key] = set()
         #: Pods a previous simulator ran, whose status is not written again if it says the
         #: same (`_summary`).
         self._resumed: set[Key] = set()
@@ -79,6 +83,7 @@ class PodLifecycle:
         self._jobs.pop(key, None)
         self._written.pop(key, None)
         self._deleted.discard(key)
+        self._outputs.discard(key)
         self._resumed.discard(key)
         if run is not None:
             self.addresses.release(run.ip)
@@ -98,6 +103,10 @@ class PodLifecycle:
         wait = self._advance(key, pod, run, now)
         while wait == 0.0:
             wait = self._advance(key, pod, run, now)
+        if run.stage in (SUCCEEDED, FAILED) and key not in self._outputs and \
+                profiling_run(pod) is not None:
+            await write_output(self.client, pod)  # before the status says it has ended
+            self._outputs.add(key)
         ready, ready_wait = self._readiness(pod, run, now)
         self.workers.sync(key, pod, run.ip, run.stage == RUNNING, run.restarts)
         await self._write_status(key, pod, run, ready)
@@ -131,6 +140,9 @@ class PodLifecycle:
         return run
 
     def _job_run(self, key: Key, pod: Json) -> JobRun | None:
+        profiling = profiling_run(pod)
+        if profiling is not None:
+            return profiling
         return self.behaviors.job_run(pod, self._jobs.get(key), self.delays.job_pod_duration)
 
     def _advance(self, key: Key, pod: Json, run: PodRun, now: float) -> float | None:

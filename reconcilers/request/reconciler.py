@@ -28,6 +28,7 @@ from typing import Any
 
 import structlog
 
+from api.conversion import CONVERSIONS
 from api.convert import load
 from api.errors import ConversionError
 from api.v1alpha1 import DynamoGraphDeploymentRequest as SpokeRequest
@@ -91,6 +92,8 @@ from reconcilers.request.status import (
 
 Json = dict[str, Any]
 log = structlog.get_logger("reconcilers.request")
+#: What the v1alpha1 controller kept of a status v1beta1 cannot show (api.conversion).
+STATUS_PAYLOAD = CONVERSIONS["DynamoGraphDeploymentRequest"].status_annotation
 
 NAME = "dynamographdeploymentrequest"
 ADDITIONAL_RESOURCES_ANNOTATION = "dgdr.nvidia.com/additional-resources"
@@ -189,11 +192,26 @@ class GraphDeploymentRequestReconciler:
             with contextlib.suppress(NotFound):
                 live = await self.ctx.client.patch(DEPLOYMENT_REQUESTS, meta["namespace"],
                                                    meta["name"], patch, subresource="status")
+            live = await self._drop_stale_status_payload(live)
         recorder = self.writer.recorder
         for warning, reason, message in s.events:
             await (recorder.warning if warning else recorder.normal)(live, reason, message)
         if before != s.status.get("phase"):
             log.info("phase changed", phase=s.status.get("phase"), previous=before or "")
+
+    async def _drop_stale_status_payload(self, live: Json) -> Json:
+        """Remove the status payload an older controller left, once, after this one wrote the
+        status: it holds v1alpha1-only status fields (backend, deployment state) that this
+        controller no longer keeps, and a v1alpha1 reader would see them restored, stale."""
+        meta = live.get("metadata") or {}
+        if STATUS_PAYLOAD not in (meta.get("annotations") or {}):
+            return live
+        patch = {"metadata": {"resourceVersion": meta["resourceVersion"],
+                              "annotations": {STATUS_PAYLOAD: None}}}
+        with contextlib.suppress(NotFound):
+            live = await self.ctx.client.patch(DEPLOYMENT_REQUESTS, meta["namespace"],
+                                               meta["name"], patch)
+        return live
 
     # --- "" and Pending ------------------------------------------------------------------
 

@@ -156,7 +156,7 @@ def _grants(rules: list[Json], group: str, resource: str, verb: str) -> bool:
 def test_the_operator_holds_what_the_roles_it_creates_grant(name: str) -> None:
     """RBAC lets the operator create a Role only with permissions it holds (no `escalate`)."""
     from backends.graph_objects import discovery_rbac_of
-    from backends.profiling_job import _rbac as profiling_rbac
+    from backends.profiling_job import rbac as profiling_rbac
     from backends.shared_rbac import epp_rbac, planner_rbac
 
     docs = render(*VALUE_SETS[name])

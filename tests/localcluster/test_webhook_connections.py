@@ -18,8 +18,8 @@ CONTEXT = ssl.create_default_context()
 
 
 class Echo:
-    """Answers a POST with its body, plainly (/plain), chunked (/chunked) or closing (/close);
-    counts the connections it saw."""
+    """Answers a POST with its body, plainly (/plain), chunked (/chunked) or closing (/close),
+    or with 204 (/empty); counts the connections it saw."""
 
     def __init__(self) -> None:
         self.peers: set[object] = set()
@@ -39,6 +39,10 @@ class Echo:
         await response.write_eof()
         return response
 
+    async def empty(self, request: web.Request) -> web.StreamResponse:
+        await request.read()
+        return web.Response(status=204)
+
     async def close(self, request: web.Request) -> web.StreamResponse:
         response = web.Response(body=await request.read(), headers={"Connection": "close"})
         response.force_close()
@@ -52,6 +56,7 @@ async def echo() -> AsyncIterator[tuple[Echo, str]]:
     app.router.add_post("/plain", server.plain)
     app.router.add_post("/chunked", server.chunked)
     app.router.add_post("/close", server.close)
+    app.router.add_post("/empty", server.empty)
     runner = web.AppRunner(app, keepalive_timeout=0.2)
     await runner.setup()
     port = free_port()
@@ -70,6 +75,16 @@ async def test_answers_of_each_framing(echo: tuple[Echo, str]) -> None:
             status, body = await connections.post(f"{base}{path}?timeout=30s",
                                                   b'{"a": "0123456789"}', CONTEXT, None)
             assert (path, status, body) == (path, 200, b'{"a": "0123456789"}')
+    finally:
+        connections.close()
+
+
+async def test_an_answer_without_content(echo: tuple[Echo, str]) -> None:
+    _, base = echo
+    connections = WebhookConnections()
+    try:
+        assert (await connections.post(f"{base}/empty", b"{}", CONTEXT, None)) == (204, b"")
+        assert (await connections.post(f"{base}/plain", b"1", CONTEXT, None)) == (200, b"1")
     finally:
         connections.close()
 

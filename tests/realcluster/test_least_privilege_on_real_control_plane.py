@@ -36,7 +36,6 @@ from e2e.e2e_support import Env, OperatorProcess, eventually, free_port
 from e2e.least_privilege import (
     GRPC_PROBES,
     HELM,
-    PROFILER,
     RELEASE_NS,
     SERVICE_ACCOUNT,
     STORED_BEFORE,
@@ -69,16 +68,9 @@ MISSING: dict[str, str] = {
     GRPC_PROBES: "the EPP's Deployment has gRPC probes (Kubernetes 1.24+): 1.20 drops the"
                  " unknown `grpc` handler and refuses the probe (422 \"must specify a handler"
                  " type\")",
-    PROFILER: "the DGDR's profiling Job needs the profiler simulation, which only the local"
-              " cluster's in-process kubelet plays (hack/localcluster/simulation/profiler.py);"
-              " hack.nodesim runs the Job's pod but writes no profiler output",
 }
 #: The rules only the scenarios left out would use, each with the reason.
-UNUSED_ON_1_20: dict[str, str] = {
-    'ClusterRole/dyn-dynamo-operator-manager (cluster) {APIGroups:[""], Resources:["nodes"],'
-    ' Verbs:["list"]}': "only a DGDR that discovers its GPUs from the nodes lists them"
-                        " (discovering-request, left out with the profiler)",
-}
+UNUSED_ON_1_20: dict[str, str] = {}
 
 
 def host_address() -> str | None:

@@ -180,10 +180,15 @@ async def test_kubectl_get_dgdr_shows_the_v1beta1_columns(
     kubectl = Kubectl(tmp_path / "sim" / "kubeconfig", tmp_path / "kubectl-cache")
     table = await kubectl("get", "dgdr", "-n", NS, "-o", "wide")
     header, row = table.splitlines()[:2]
-    assert header.split() == ["NAME", "MODEL", "BACKEND", "PHASE", "DGD", "AGE", "PROFILING",
-                              "JOB"]
+    assert header.split() == ["NAME", "MODEL", "BACKEND", "PHASE", "PROFILING", "REASON",
+                              "MESSAGE", "DGD", "AGE", "JOB"]
+    succeeded = condition(obj, "Succeeded")
+    # Profiling is done, so its column is blank; the message has spaces of its own.
     assert row.split()[:5] == ["qwen3-sglang", "Qwen/Qwen3-30B-A3B", "sglang", "Deployed",
-                               obj["status"]["dgdName"]]
+                               succeeded["reason"]]
+    assert row[header.index("PROFILING"):header.index("REASON")].strip() == ""
+    assert f" {succeeded['message']} " in row
+    assert row.split()[-3] == obj["status"]["dgdName"]
     assert row.split()[-1] == "profile-qwen3-sglang"
 
 
@@ -218,3 +223,19 @@ async def test_the_model_cache_is_mounted_in_the_profiler_and_the_graph(
 
 async def _gone(kube: KubeClient, name: str) -> bool:
     return await get_or_none(kube, DEPLOYMENT_REQUESTS, NS, name) is None
+
+
+async def test_an_older_controllers_status_payload_is_dropped_once_the_status_is_written(
+        kube: KubeClient, operator: Operator) -> None:
+    # As the v1alpha1 controller left a request: its v1alpha1-only status fields in the payload.
+    obj = example("dgdr-intent-minimal.yaml", autoApply=False)
+    stale = {"backend": "trtllm", "deployment": {"name": "old", "state": "pending"}}
+    obj["metadata"].setdefault("annotations", {})["nvidia.com/dgdr-status"] = json.dumps(stale)
+    await kube.create(DEPLOYMENT_REQUESTS, obj)
+    await wait_for(kube, DEPLOYMENT_REQUESTS, NS, "qwen3-minimal",
+                   lambda o: (o.get("status") or {}).get("phase") == "Ready", within=30.0)
+    live = await kube.get(DEPLOYMENT_REQUESTS, NS, "qwen3-minimal")
+    assert "nvidia.com/dgdr-status" not in (live["metadata"].get("annotations") or {})
+    alpha = await kube.get(ALPHA_REQUESTS, NS, "qwen3-minimal")
+    assert "backend" not in alpha["status"]
+    assert alpha["status"]["deployment"] == {"name": live["status"]["dgdName"]}

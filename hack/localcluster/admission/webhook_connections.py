@@ -161,7 +161,9 @@ class WebhookConnections:
                 headers[name.strip().lower()] = value.strip()
         keep = headers.get("connection", "").lower() != "close" and version == "HTTP/1.1"
         try:
-            if "chunked" in headers.get("transfer-encoding", "").lower():
+            if status in (204, 304) or 100 <= status < 200:
+                body = b""  # no body, whatever the headers say
+            elif "chunked" in headers.get("transfer-encoding", "").lower():
                 body = await _chunked(reader)
             elif "content-length" in headers:
                 body = await reader.readexactly(int(headers["content-length"]))

@@ -50,6 +50,13 @@ def prune_across_versions(merged: Json, managed: Managed, last: Entry, rt: Resou
             return obj
         return versions.at([obj], version)[0]
 
+    def both_at(a: Json, b: Json, version: str) -> tuple[Json, Json]:
+        """Two objects at `version`, converted in one round (one replay of the request)."""
+        if a.get("apiVersion") == version or b.get("apiVersion") == version:
+            return at(a, version), at(b, version)
+        a, b = versions.at([a, b], version)
+        return a, b
+
     converted = at(merged, last_version)
     last_fields = with_named_fields(last.fields, last_root)
     pruned = _remove(converted, last_fields, last_root)
@@ -62,7 +69,7 @@ def prune_across_versions(merged: Json, managed: Managed, last: Entry, rt: Resou
     current = converted
     for version in order:
         root = types[version]
-        current, pruned = at(current, version), at(pruned, version)
+        current, pruned = both_at(current, pruned, version)
         keep = _fields(pruned, root) | with_named_fields(owned[version], root)
         pruned = _remove(current, _fields(current, root) - keep, root)
 
