@@ -130,7 +130,7 @@ async def test_mistakes_are_refused_at_apply_and_patch(env: Env, webhooks: Opera
 async def test_v1beta1_mistakes_name_the_fields_as_written(env: Env,
                                                           webhooks: Operators) -> None:
     """The operator registers both versions: a v1beta1 graph reaches it as written, and its
-    errors name v1beta1's fields, its own shape rules included."""
+    errors name v1beta1's fields in v1beta1's words, its own shape rules included."""
     await webhooks.start()
     await serving(env)
     config = await env.get("validatingwebhookconfiguration", CONFIGURATION)
@@ -150,7 +150,8 @@ async def test_v1beta1_mistakes_name_the_fields_as_written(env: Env,
            'Duplicate value: "frontend"' in err, err
     beta["spec"]["components"] = [{"name": LONG_SERVICE, **component}]
     err = await refused(env, "apply", "-f", "-", stdin=json.dumps(beta))
-    assert "denied the request: spec.components[0].name: graph and service names give" in err
+    # In v1beta1's words (components), as the v1alpha1 request's error is in its own.
+    assert "denied the request: spec.components[0].name: graph and component names give" in err
 
 
 async def test_adapter_owned_replicas_and_deletes(env: Env, webhooks: Operators) -> None:

@@ -7,14 +7,17 @@ it):
 1. Gone: stop. Terminating: if it carries our finalizer, delete its etcd discovery keys
    (`etcd_keys`; an etcd error keeps the finalizer and is retried), release the finalizer
    and stop; a terminating DCD never gets children created or updated.
-2. Invalid spec (conversion or api.validation): condition `Valid=False` naming the field,
+2. Invalid spec (conversion or api.validation): condition `Valid=False` naming the field as
+   the DCD is stored (`v1beta1`, `api.hub_errors`); the builders take the `v1alpha1` model of
+   its view (`hub.spec_view`, made once per change of the DCD);
    a Warning event when that is news, and stop *without* an error: retrying cannot help until
    the spec changes, and a spec change is a new event.
 3. The finalizer only where a cleanup exists (`needs_finalizer`: etcd discovery keys; with
    Kubernetes discovery owner references clean up), then the children (component_children):
    create, update on drift, prune.
-4. Status: `Valid`, `Available` (component_readiness, plus the first stuck pod's story),
-   `DynamoComponentReady` (mirrors Available), `service`, `observedGeneration`; written only
+4. Status, in `v1beta1` as the DCD is stored and cached: `Valid`, `Available`
+   (component_readiness, plus the first stuck pod's story), `DynamoComponentReady` (mirrors
+   Available), `component`, `observedGeneration`; written only
    when it changed, and while not available only when more than messages and rollout counts
    moved (`machinery.progress`). A not-available status with nothing wrong (`_is_intermediate`)
    is held for a moment (`machinery.status_pacer`): a Deployment available within it makes the
@@ -30,7 +33,9 @@ import contextlib
 import copy
 from typing import Any, NamedTuple
 
+from api.conversion import HUB
 from api.errors import InvalidObject
+from api.hub_errors import load_valid_view
 from api.load import load_valid
 from api.v1alpha1 import DynamoComponentDeployment
 from api.validation import warnings
@@ -82,6 +87,7 @@ from reconcilers.machinery.finalizer import (
 )
 from reconcilers.machinery.mpi_secret import mpi_source
 from reconcilers.machinery.progress import only_progress
+from reconcilers.machinery.replica_status import on_hub
 from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
     DEPLOYMENTS,
@@ -161,12 +167,14 @@ class ComponentDeploymentReconciler:
             # keeps the finalizer and is retried with backoff. Kubernetes discovery needs no
             # cleanup; a finalizer an older version added to every DCD is released too.
             if has_finalizer(obj):
-                await etcd_keys.clean_up(self.ctx.http, self.ctx.settings, self.recorder, obj)
+                # The keys' names are v1alpha1 fields (dynamoNamespace): read from the view.
+                await etcd_keys.clean_up(self.ctx.http, self.ctx.settings, self.recorder,
+                                         hub.spec_view(obj))
             await release_finalizer(client, COMPONENT_DEPLOYMENTS, obj)
             return None
         status = copy.deepcopy(obj.get("status") or {})
         try:
-            dcd = load_valid(DynamoComponentDeployment, obj)
+            dcd = _load(obj)
         except InvalidObject as invalid:
             # Recorded, not retried: only a new spec can help, and a new spec is an event.
             message = f"Validation failed: {invalid}"
@@ -269,11 +277,12 @@ class ComponentDeploymentReconciler:
                                            c.message, generation)
         status["conditions"] = conditions
         status["observedGeneration"] = generation
+        replicas_key = "component" if obj.get("apiVersion") == HUB else "service"
         if service is not None:
-            status["service"] = service
+            status[replicas_key] = on_hub(service) if replicas_key == "component" else service
         elif set_service:
-            # Never an empty ServiceReplicaStatus: its "" kind is outside the CRD's enum.
-            status.pop("service", None)
+            # Never an empty ComponentReplicaStatus: its "" kind is outside the CRD's enum.
+            status.pop(replicas_key, None)
         current = obj.get("status") or {}
         key = Request(obj["metadata"].get("namespace", ""), obj["metadata"]["name"])
         if status == current or _only_progress(current, status):
@@ -293,6 +302,14 @@ class ComponentDeploymentReconciler:
                                                         get_condition(conditions, c.type) or {}):
                 await self.recorder.warning(obj, c.reason, c.message)
         return 0.0
+
+
+def _load(obj: Json) -> DynamoComponentDeployment:
+    """The model the builders take, from the DCD's `v1alpha1` view; InvalidObject naming
+    the fields as the DCD is stored (`v1beta1`)."""
+    if obj.get("apiVersion") != HUB:
+        return load_valid(DynamoComponentDeployment, obj)
+    return load_valid_view(DynamoComponentDeployment, obj, hub.spec_view(obj))
 
 
 def _only_progress(current: Json, status: Json) -> bool:

@@ -13,13 +13,15 @@ from backends import naming
 from backends.constants import ANNOTATION_RESTART_AT
 from reconcilers.graph.path import WorkloadPath
 from reconcilers.graph.readiness import ServiceReadiness, component_readiness
+from reconcilers.machinery import hub
 from reconcilers.machinery.children import Synced, is_owned_by
 from reconcilers.machinery.hub import VIEW_VERSION
 from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
 
 Json = dict[str, Any]
 
-# The DCDs are built in the view's version (reconcilers/machinery/hub.py).
+# The DCDs are built in the view's version (reconcilers/machinery/hub.py) and cached as the
+# hub; the child writer's answers are keyed by the desired object's version.
 _DCD = (VIEW_VERSION, COMPONENT_DEPLOYMENTS.kind)
 
 
@@ -66,6 +68,7 @@ class ComponentPath(WorkloadPath):
 
 
 def _token(dcd: Json) -> str | None:
-    annotations = (dcd.get("spec") or {}).get("annotations") or {}
+    # The DCD's `annotations` are a v1alpha1 field: read from its view.
+    annotations = (hub.spec_view(dcd).get("spec") or {}).get("annotations") or {}
     value = annotations.get(ANNOTATION_RESTART_AT)
     return str(value) if value else None

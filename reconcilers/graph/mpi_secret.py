@@ -37,7 +37,8 @@ def _needs_secret(graph: Json) -> bool:
     spec = graph.get("spec") or {}
     if spec.get("backendFramework") != "trtllm":
         return False
-    return any(_nodes(s) > 1 for s in (spec.get("services") or {}).values())
+    components = spec.get("components")
+    return isinstance(components, list) and any(_nodes(c) > 1 for c in components)
 
 
 def _nodes(service: Any) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 from backends.constants import ANNOTATION_RESTART_AT
 from reconcilers.machinery.availability import NOT_READY_YET
 from reconcilers.machinery.conditions import get_condition
+from reconcilers.machinery.spec_views import spec_view
 
 Json = dict[str, Any]
 
@@ -51,7 +52,7 @@ def component_readiness(service: str, dcd: Json | None, desired: int,
     if dcd["metadata"].get("deletionTimestamp"):
         return ServiceReadiness(service, False, detail=f"{name} is being deleted")
     status = dcd.get("status") or {}
-    replica_status = _replica_status(status.get("service"))
+    replica_status = _replica_status(status.get("component") or status.get("service"))
     generation = int(dcd["metadata"].get("generation") or 0)
     observed = status.get("observedGeneration")
     if observed is None:
@@ -132,7 +133,9 @@ def _counts(replica_status: Json | None, desired: int) -> tuple[bool, bool, str]
 
 def _workload_current(dcd: Json, deployment: Json) -> bool:
     """The Deployment runs the DCD's restart token and has rolled out its latest template."""
-    token = ((dcd.get("spec") or {}).get("annotations") or {}).get(ANNOTATION_RESTART_AT)
+    # The DCD's `annotations` are a v1alpha1 field: read from its view.
+    token = ((spec_view(dcd).get("spec") or {}).get("annotations") or {}).get(
+        ANNOTATION_RESTART_AT)
     template = (((deployment.get("spec") or {}).get("template") or {}).get("metadata") or {})
     if token and (template.get("annotations") or {}).get(ANNOTATION_RESTART_AT) != token:
         return False

@@ -3,11 +3,12 @@ PVCs, scaling adapters and RBAC, and reports one state for all of them.
 
 A reconcile, computed from the cluster alone:
 
-1. the graph is gone → nothing; terminating → drop the finalizer an older operator version
-   added, if any, and stop (garbage collection removes the children; nothing is created or
-   updated for a terminating graph);
-2. invalid spec → state `failed`, Ready reason `ValidationFailed` naming the fields; no retry
-   until the spec changes;
+1. the graph (cached as the hub, `v1beta1`) is gone → nothing; terminating → drop the
+   finalizer an older operator version added, if any, and stop (garbage collection removes the
+   children; nothing is created or updated for a terminating graph);
+2. invalid spec → state `failed`, Ready reason `ValidationFailed` naming the fields as the
+   graph is stored (`api.hub_errors`); no retry until the spec changes; the builders take the
+   `v1alpha1` model of the graph's view (`hub.spec_view`, made once per change of the graph);
 3. no finalizer: a graph has nothing to clean up that owner references do not (spec §1.1);
 4. what runs now is observed (restart tokens, readiness) and the restart planned (restart);
 5. the whole desired set comes from one pure call (`backends.graph_children`: planner and EPP
@@ -18,11 +19,12 @@ A reconcile, computed from the cluster alone:
 6. what the user must fix (a missing PVC or MPI Secret, a name taken by someone else's object,
    a graph this cluster cannot run) is a `failed` state and a TerminalError; API errors are
    retried;
-7. status written only when it differs, and while pending only when more than messages and
-   rollout counts moved (`machinery.progress`), then one event if the state changed; a pending
-   status with nothing wrong (`status.is_intermediate`) is held for a moment
-   (`machinery.status_pacer`) so that DCDs reporting together make one write, and a graph
-   ready within that moment gets no pending status at all.
+7. status (in `v1beta1`: `status.components`) written only when it differs, and while
+   pending only when more than messages and rollout counts moved (`machinery.progress`), then
+   one event if the state changed; a pending status with nothing wrong
+   (`status.is_intermediate`) is held for a moment (`machinery.status_pacer`) so that DCDs
+   reporting together make one write, and a graph ready within that moment gets no pending
+   status at all.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ from typing import Any
 
 import structlog
 
+from api.conversion import HUB
 from api.errors import InvalidObject
+from api.hub_errors import load_valid_view
 from api.load import load_valid
 from api.v1alpha1 import DynamoGraphDeployment
 from backends import constants
@@ -108,7 +112,7 @@ class GraphDeploymentReconciler:
             await release_finalizer(self.ctx.client, GRAPH_DEPLOYMENTS, live)
             return None
         try:
-            dgd = load_valid(DynamoGraphDeployment, live)
+            dgd = _load(live)
         except InvalidObject as invalid:
             verdict = failed(VALIDATION_FAILED, f"Validation failed: {invalid}")
             await self._finish(live, live, verdict, None, _restart_of(live))
@@ -204,6 +208,14 @@ class GraphDeploymentReconciler:
         # and the reconcile reruns on fresh data.
         written = await write_status(self.ctx.client, GRAPH_DEPLOYMENTS, live, status)
         return live if written is None else written
+
+
+def _load(live: Json) -> DynamoGraphDeployment:
+    """The model the builders take, from the graph's `v1alpha1` view; InvalidObject naming
+    the fields as the graph is stored (`v1beta1`)."""
+    if live.get("apiVersion") != HUB:
+        return load_valid(DynamoGraphDeployment, live)
+    return load_valid_view(DynamoGraphDeployment, live, hub.spec_view(live))
 
 
 def _restart_of(live: Json) -> Json | None:

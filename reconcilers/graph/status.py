@@ -1,4 +1,5 @@
-"""The status of a DynamoGraphDeployment: state, the Ready condition, per-service replica counts.
+"""The status of a DynamoGraphDeployment, as `v1beta1` holds it: state, the Ready condition,
+per-component replica counts (`status.components`).
 
 Pure functions. `summarize` turns the readiness of every service into the state and the Ready
 reason and message; `graph_status` builds the whole status from the previous one, so that an
@@ -21,6 +22,7 @@ from reconcilers.machinery.availability import (
     IMAGE_PULL_REASONS,
 )
 from reconcilers.machinery.conditions import get_condition, set_condition
+from reconcilers.machinery.replica_status import on_hub
 
 Json = dict[str, Any]
 
@@ -91,11 +93,11 @@ def graph_status(
         list(status.get("conditions") or []), READY, verdict.state == SUCCESSFUL,
         verdict.reason, verdict.message, observed_generation=generation)
     if services is not None:
-        counts = {s.service: s.replica_status for s in services if s.replica_status}
+        counts = {s.service: on_hub(s.replica_status) for s in services if s.replica_status}
         if counts:
-            status["services"] = counts
+            status["components"] = counts
         else:
-            status.pop("services", None)
+            status.pop("components", None)
     if restart is not None:
         status["restart"] = restart
     else:

@@ -12,9 +12,10 @@ its labels and annotations differ from ours. The drift markers are the original 
 annotations (`nvidia.com/last-applied-hash` and `nvidia.com/last-applied-generation`), so
 objects made by either operator are recognised by the other. Labels and annotations are merged
 with what others set on the child, and a key we set before and no longer want is removed
-(`applied_metadata`). A child of our kinds stored as the hub (a graph's DCD) is compared with
-the live one in the v1alpha1 view both are built and cached in, and written as the hub
-(`hub.to_wire`), so an unchanged child is never rewritten.
+(`applied_metadata`). A child of our kinds stored as the hub (a graph's DCD), built as its
+v1alpha1 view and live as the hub, is compared with the live one through the spec hash (the
+same in either version) and the metadata, and written as the hub (`hub.to_wire`), so an
+unchanged child is never rewritten.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from typing import Any
 
 import structlog
 
+from api.conversion import HUB, SPOKE, VERSIONS
+from api.conversion.hash_basis import hash_basis
 from backends.children import Child, DesiredChildren, Kind, Write
 from controller.cache import Cache
 from controller.client import KubeClient
@@ -96,8 +99,12 @@ class Applied:
 
 
 def spec_hash(obj: Json) -> str:
-    """SHA-256 of the desired `.spec` in canonical form (objects without a spec: constant)."""
-    spec = obj.get("spec")
+    """SHA-256 of the desired `.spec` in canonical form (objects without a spec: constant).
+
+    An object of our kinds is hashed over its `v1alpha1` spec (`api.conversion.hash_basis`),
+    so one desired child has one hash in either version: the one children written before the
+    hub move carry."""
+    spec = hash_basis(obj) if obj.get("apiVersion") in VERSIONS else obj.get("spec")
     canonical = json.dumps(_canonical(spec) if spec is not None else None,
                            sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()
@@ -144,8 +151,12 @@ def _sort_key(item: Json) -> str:
 
 
 def owner_reference(parent: Json) -> Json:
+    """The controller reference to `parent`. A parent of ours read as the hub is named in
+    `v1alpha1`, as every child made before the hub move names it: the garbage collector and
+    the owner mappers go by uid and group, and children stay as they were."""
+    api_version = parent["apiVersion"]
     return {
-        "apiVersion": parent["apiVersion"],
+        "apiVersion": SPOKE if api_version == HUB else api_version,
         "kind": parent["kind"],
         "name": parent["metadata"]["name"],
         "uid": parent["metadata"]["uid"],
@@ -353,6 +364,10 @@ class ChildWriter:
             return Applied(Outcome.NOT_OWNED, live)
         if not self._needs_update(live, desired, wanted_hash):
             return Applied(Outcome.UNCHANGED, live)
+        if desired.get("apiVersion") != live.get("apiVersion"):
+            # A child of ours built as the view, live as the hub: written in the hub's terms.
+            desired = hub.to_wire(resource, desired)
+            meta = desired["metadata"]
         updated = copy.deepcopy(live)
         for key, value in desired.items():
             if key not in _NOT_SPEC_FIELDS:
@@ -364,8 +379,8 @@ class ChildWriter:
         annotations[HASH_ANNOTATION] = wanted_hash
         annotations[GENERATION_ANNOTATION] = str(int(umeta.get("generation", 0)) + 1)
         umeta["annotations"] = annotations
-        result = await self._record_generation(resource, hub.from_wire(
-            resource, await self.client.update(resource, hub.to_wire(resource, updated))))
+        result = await self._record_generation(
+            resource, await self.client.update(resource, hub.to_wire(resource, updated)))
         await self._updated(parent, resource, name)
         return Applied(Outcome.UPDATED, result)
 
@@ -382,8 +397,9 @@ class ChildWriter:
             return live
         patch = {"metadata": {"resourceVersion": meta["resourceVersion"],
                               "annotations": {GENERATION_ANNOTATION: str(generation)}}}
-        return hub.from_wire(resource, await self.client.patch(
-            resource, meta.get("namespace"), meta["name"], patch))
+        patched: Json = await self.client.patch(resource, meta.get("namespace"), meta["name"],
+                                                patch)
+        return patched
 
     def _needs_update(self, live: Json, desired: Json, wanted_hash: str) -> bool:
         annotations = live["metadata"].get("annotations") or {}
@@ -413,8 +429,7 @@ class ChildWriter:
                                    desired["metadata"], _OWN_ANNOTATIONS),
                                HASH_ANNOTATION: wanted_hash, GENERATION_ANNOTATION: "1"}
         try:
-            created = hub.from_wire(resource, await self.client.create(
-                resource, hub.to_wire(resource, obj)))
+            created = await self.client.create(resource, hub.to_wire(resource, obj))
         except AlreadyExists:
             # The cache is behind a create of ours (or someone else's object appeared):
             # the next reconcile sees it and decides.

@@ -16,7 +16,6 @@ from typing import Any
 from controller.client import KubeClient
 from controller.errors import ApiError, NotFound, lost_race
 from controller.resource import Resource
-from reconcilers.machinery import hub
 
 Json = dict[str, Any]
 
@@ -42,9 +41,9 @@ async def _set_finalizers(client: KubeClient, resource: Resource, obj: Json,
         ops = [{"op": "test", "path": "/metadata/finalizers", "value": current},
                {"op": "replace", "path": "/metadata/finalizers", "value": finalizers}]
     try:
-        # Metadata paths are the same in every version; the answer is the hub's.
-        return hub.from_wire(resource, await client.patch(
-            resource, meta.get("namespace"), meta["name"], ops, patch_type="json"))
+        patched: Json = await client.patch(resource, meta.get("namespace"), meta["name"], ops,
+                                           patch_type="json")
+        return patched
     except ApiError as err:
         conflict = lost_race(err) if not isinstance(err, NotFound) else None
         if conflict is not None:

@@ -1,23 +1,19 @@
-"""The one boundary between the API hub (`nvidia.com/v1beta1`) and the reconcilers' view.
+"""The one boundary between the API hub (`nvidia.com/v1beta1`) and the `v1alpha1` view.
 
 The DGD, DCD and DGDR are stored, watched and written as `v1beta1`, the hub: the operator never
 needs its own conversion webhook to read or write its objects (a single replica restarting
-would otherwise wait on itself). The reconcilers and the backends still build from the
-`v1alpha1` models, so this module is where the two meet, and the only place that converts:
+would otherwise wait on itself). The informers hold them as stored, and the reconcilers read
+them, and write their statuses, finalizers and patches, in the hub's terms. The builders still
+take the `v1alpha1` models; this module is where the two meet, and the only place that
+converts:
 
-- what the informers of those kinds receive is stored in the cache as its `v1alpha1` view
-  (`CACHE_TRANSFORMS`: once per watch event, not per reconcile), made by `api.conversion`
-  with its payload annotations kept, so that converting the view back gives the live object
-  field for field (nothing the view cannot show is lost by a write-back), and the view is
-  exactly what a `v1alpha1` read of the object answers;
-- what is written is converted to `v1beta1` here (`to_wire`: a child DCD, a generated graph),
-  after it was compared with the live object in one version, the view's;
-- a status is written as the `v1beta1` diff of the object converted with its old and its new
-  status (`hub_status`): what either version cannot show cancels out; what the hub cannot
-  show of a v1alpha1 status (a DGDR's deployment and backend) is its status payload
-  annotation, which the status subresource cannot write, so `write_status` writes it next;
-- what the API server answers a write is turned into the view again (`from_wire`);
-- a JSON patch of a graph's component names the hub's list index (`component_index`).
+- the builders get a graph's or a DCD's view from `spec_view`
+  (`reconcilers.machinery.spec_views`: one conversion per change of its spec or metadata),
+  and `view` gives the view of any object of ours (the DGDR reconciler reads a request
+  written as `v1alpha1` so);
+- what the builders make of our kinds (a child DCD, a generated graph) is converted to
+  `v1beta1` here when it is written (`to_wire`), after the child writer compared it with the
+  live object (by the version-independent spec hash and the metadata).
 
 Objects of the other kinds, and objects already in the wanted version, pass unchanged.
 """
@@ -27,10 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from api.conversion import HUB, SPOKE, convert
-from api.conversion.status_writes import HubStatusWrite, hub_status_write
 from controller.cache import Cache
-from controller.informer import Transform, compact, strip_managed_fields
 from controller.resource import Resource
+from reconcilers.machinery import spec_views
 from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
     DEPLOYMENT_REQUESTS,
@@ -39,11 +34,10 @@ from reconcilers.machinery.resources import (
 
 Json = dict[str, Any]
 
-__all__ = ["CACHE_TRANSFORMS", "HUB_KINDS", "VIEW_VERSION", "HubStatusWrite", "cache_view",
-           "component_index", "from_wire", "hub_status", "is_hub", "require_views", "to_wire",
+__all__ = ["HUB_KINDS", "VIEW_VERSION", "is_hub", "require_views", "spec_view", "to_wire",
            "view"]
 
-#: The version the reconcilers and backends read and build: the spoke.
+#: The version the builders read and build: the spoke.
 VIEW_VERSION = SPOKE
 #: The kinds stored, watched and written as the hub.
 HUB_KINDS = frozenset(r.kind for r in (GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS,
@@ -63,18 +57,6 @@ def view(obj: Json) -> Json:
     return convert(obj, VIEW_VERSION)
 
 
-def cache_view(obj: Json) -> Json:
-    """The cache's transform of the hub kinds: managedFields dropped, the view, compacted."""
-    return compact(view(strip_managed_fields(obj)))
-
-
-#: The informers of the hub kinds hold views (`reconcilers.operator.registry` merges these).
-CACHE_TRANSFORMS: dict[Resource, Transform] = {
-    GRAPH_DEPLOYMENTS: cache_view,
-    COMPONENT_DEPLOYMENTS: cache_view,
-}
-
-
 def to_wire(resource: Resource, obj: Json) -> Json:
     """The body to send for `obj` to `resource`: a view converted to the hub for the hub
     kinds, anything else unchanged."""
@@ -83,32 +65,16 @@ def to_wire(resource: Resource, obj: Json) -> Json:
     return convert(obj, HUB)
 
 
-def from_wire(resource: Resource, obj: Json) -> Json:
-    """What the server answered for `resource`, as the reconcilers read it: the view of
-    the hub kinds (an empty answer, `decode=False`, stays empty)."""
-    if not obj or not is_hub(resource):
-        return obj
-    return view(obj)
-
-
-def hub_status(obj: Json, status: Json) -> HubStatusWrite:
-    """A status write of `obj`, a view, on the hub (`api.conversion.status_writes`)."""
-    return hub_status_write(obj, status)
-
-
-def component_index(graph: Json, name: str) -> int | None:
-    """Where the hub's `spec.components` of `graph` (a view) holds the component `name`, the
-    v1alpha1 service of that name; None when it has none. The view converts back to the
-    live object field for field, so this is the live list's index."""
-    components = (convert(graph, HUB).get("spec") or {}).get("components") or []
-    return next((i for i, c in enumerate(components)
-                 if isinstance(c, dict) and c.get("name") == name), None)
+def spec_view(obj: Json) -> Json:
+    """The `v1alpha1` view of a graph or DCD held as the hub, without its status, for the
+    builders (`reconcilers.machinery.spec_views`); a view passes as it is."""
+    return spec_views.spec_view(obj)
 
 
 def require_views(cache: Cache, *resources: Resource) -> None:
-    """ValueError unless `cache` holds `resources` as views (`CACHE_TRANSFORMS`, merged into
-    the manager's `by_object` by `reconcilers.operator.registry.cache_transforms`)."""
+    """ValueError unless `cache` holds `resources` as the operator reads them: as stored,
+    through the cache's default transform only (no view, no trimming of their fields)."""
     for resource in resources:
-        if cache.transform_for(resource) is not CACHE_TRANSFORMS[resource]:
-            raise ValueError(f"the cache must hold {resource.plural} as views: build the "
+        if cache.transform_for(resource) is not cache.transform:
+            raise ValueError(f"the cache must hold {resource.plural} as stored: build the "
                              "manager with registry.cache_transforms() in its by_object")

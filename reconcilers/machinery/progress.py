@@ -5,11 +5,12 @@ step of a rollout ("waiting for the spec to be observed", "0/1 replicas availabl
 status write for each step costs the API server a write and every watcher an event, and tells
 nobody anything the next real change will not. `only_progress` says when a new status differs
 from the stored one only in such details: condition messages, and the `replicas` and
-`updatedReplicas` counts of `status.service` (a DCD) or `status.services[*]` (a graph). A
-change of any condition's status or reason, of the ready or available counts, of the observed
-generation or of any other field is still written, and so is every change once the object is
-ready (the caller decides that). A service that reports for the first time, or whose ready
-count moves, is written: a graph stuck pending names what it waits for, as it is now.
+`updatedReplicas` counts of `status.component` (a DCD; `status.service` in v1alpha1) or
+`status.components[*]` (a graph; `status.services[*]` in v1alpha1). A change of any
+condition's status or reason, of the ready or available counts, of the observed generation or
+of any other field is still written, and so is every change once the object is ready (the
+caller decides that). A service that reports for the first time, or whose ready count moves,
+is written: a graph stuck pending names what it waits for, as it is now.
 """
 
 from __future__ import annotations
@@ -34,13 +35,15 @@ def _settled_view(status: Json) -> Json:
     if isinstance(conditions, list):
         view["conditions"] = [{k: v for k, v in c.items() if k != "message"}
                               if isinstance(c, dict) else c for c in conditions]
-    service = view.get("service")
-    if isinstance(service, dict):
-        view["service"] = _counts(service)
-    services = view.get("services")
-    if isinstance(services, dict):
-        view["services"] = {k: _counts(v) if isinstance(v, dict) else v
-                            for k, v in services.items()}
+    for key in ("service", "component"):
+        service = view.get(key)
+        if isinstance(service, dict):
+            view[key] = _counts(service)
+    for key in ("services", "components"):
+        services = view.get(key)
+        if isinstance(services, dict):
+            view[key] = {k: _counts(v) if isinstance(v, dict) else v
+                         for k, v in services.items()}
     return view
 
 

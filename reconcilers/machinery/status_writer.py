@@ -1,10 +1,8 @@
-"""Writing a custom resource's status only when it changed, on the version we read.
+"""Writing a custom resource's status only when it changed, as the object is stored.
 
-Our kinds stored as the hub are read as their v1alpha1 view and written as the hub: the patch
-is the hub's diff (`reconcilers.machinery.hub`), and the answer is the view again. What the
-hub cannot show of a v1alpha1 status lives in a status payload annotation, which the status
-subresource does not write: when it changes, a metadata patch follows the status patch, and
-a reconcile of the version between the two is refused (`raise_if_written_over`).
+Our kinds are read as stored (the DGD, DCD and DGDR as the hub, `v1beta1`), and their
+reconcilers build statuses in the stored version's terms: the patch is the plain diff of the
+stored status.
 
 The patch carries the resourceVersion the status was computed from, so a status computed
 from a stale cache is refused (409) and the reconcile is retried on fresh data, instead of
@@ -28,7 +26,6 @@ from typing import Any
 from controller.client import KubeClient
 from controller.errors import Conflict, NotFound
 from controller.resource import Resource
-from reconcilers.machinery import hub
 
 Json = dict[str, Any]
 
@@ -48,18 +45,6 @@ def _remember(uid: str, version: str) -> None:
         _written_over.popitem(last=False)
 
 
-def raise_if_written_over(obj: Json) -> None:
-    """StaleCopy when this process has written over this version of `obj` already: for a
-    reconcile that must not act on it at all (a DGDR between its status write and the status
-    payload's, whose view is missing what only the payload holds)."""
-    meta = obj["metadata"]
-    uid, version = meta.get("uid", ""), meta.get("resourceVersion", "")
-    if uid and (uid, version) in _written_over:
-        raise StaleCopy(409, "Conflict",
-                        f"version {version} of {meta['name']} has been written over by this "
-                        "operator; waiting for the newer one")
-
-
 async def write_status(client: KubeClient, resource: Resource, obj: Json,
                        status: Json, *, decode: bool = True) -> Json | None:
     """Make `obj`'s status equal to `status`; the updated object, or None if unchanged or if
@@ -75,33 +60,15 @@ async def write_status(client: KubeClient, resource: Resource, obj: Json,
                         f"the status was computed from version {version} of "
                         f"{meta['name']}, which this operator has already written over; "
                         "computing it again on the newer version")
-    on_hub = hub.hub_status(obj, status) if hub.is_hub(resource) else None
-    if on_hub is not None:
-        status_diff = merge_patch(on_hub.old, on_hub.new)
-        payload_moved = on_hub.metadata_patch is not None
-        if not status_diff and not payload_moved:
-            return None
-    else:
-        status_diff, payload_moved = merge_patch(current, status), False
-    patch = {"metadata": {"resourceVersion": version}, "status": status_diff}
-    namespace, name = meta.get("namespace"), meta["name"]
+    patch = {"metadata": {"resourceVersion": version}, "status": merge_patch(current, status)}
     try:
-        written: Json = await client.patch(resource, namespace, name, patch,
-                                           subresource="status",
-                                           decode=decode or payload_moved)
+        written: Json = await client.patch(resource, meta.get("namespace"), meta["name"], patch,
+                                           subresource="status", decode=decode)
         if uid:
             _remember(uid, version)
-        if on_hub is not None and on_hub.metadata_patch is not None:
-            # The status subresource keeps the old metadata: the payload is a second write,
-            # guarded by the version just written (a reconcile on that one is refused).
-            between = written["metadata"]["resourceVersion"]
-            written = await client.patch(resource, namespace, name, {"metadata": {
-                "resourceVersion": between, **on_hub.metadata_patch}}, decode=decode)
-            if uid:
-                _remember(uid, between)
     except NotFound:
         return None
-    return hub.from_wire(resource, written)
+    return written
 
 
 def merge_patch(current: Json, desired: Json) -> Json:

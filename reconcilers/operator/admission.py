@@ -16,7 +16,7 @@ Both served versions are registered, so the API server sends each object as it w
 The rules are one set, written against v1alpha1: a v1beta1 object (and its old object) is
 converted in-process to its v1alpha1 view (`api.conversion.views.read_as`, the conversion
 the CRDs use) and checked by them, and each error is moved back to the field the user wrote
-(`api.conversion.field_paths`: `spec.services.Worker.replicas` is `spec.components[1].replicas`).
+(`api.hub_errors.in_hub`: `spec.services.Worker.replicas` is `spec.components[1].replicas`).
 What only the v1beta1 shape can get wrong is checked first, on the object as written
 (`api.validation.v1beta1_shape`). Registering v1alpha1 alone would also reach v1beta1 writes
 (matchPolicy Equivalent), but converted by the conversion webhook: the shape rules could not
@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from api.conversion import HUB, ConversionFailure
-from api.conversion.field_paths import hub_path
 from api.conversion.views import read_as
 from api.convert import load
 from api.errors import ConversionError, FieldError
+from api.hub_errors import in_hub
 from api.kube import Json
 from api.v1alpha1 import (
     DynamoComponentDeployment,
@@ -157,9 +157,9 @@ def _decide_hub(kind: type, request: AdmissionRequest, obj_json: Json, old_json:
     errors, notes = _checked(kind, request, spoke, spoke_old, policy)
     # A field the shape rules refused already is said once, in v1beta1's words.
     said = {e.path for e in shape}
-    mapped = [e for e in _in_hub(errors, obj_json, spoke) if e.path not in said]
+    mapped = [e for e in in_hub(errors, obj_json, spoke) if e.path not in said]
     return _answer([*shape, *mapped],
-                   [str(w) for w in _in_hub(notes, obj_json, spoke)])
+                   [str(w) for w in in_hub(notes, obj_json, spoke)])
 
 
 def _checked(kind: type, request: AdmissionRequest, obj_json: Json, old_json: Json | None,
@@ -174,19 +174,6 @@ def _checked(kind: type, request: AdmissionRequest, obj_json: Json, old_json: Js
                       replicas_authorized=policy.may_write_owned_replicas(request.username),
                       namespace_restricted=policy.namespace_restricted)
     return errors, warnings(obj)
-
-
-def _in_hub(errors: list[FieldError], hub: Json, spoke: Json) -> list[FieldError]:
-    """Errors about the v1alpha1 view, naming the v1beta1 fields they are about."""
-    out = []
-    for error in errors:
-        where = hub_path(error.path, hub, spoke)
-        message = error.message
-        if where.spoke_only:
-            message = f"{where.spoke_only} (a v1alpha1 field v1beta1 has no place for): " \
-                      f"{message}"
-        out.append(FieldError(where.path, message))
-    return out
 
 
 def _answer(errors: list[FieldError], notes: list[str]) -> AdmissionResponse:

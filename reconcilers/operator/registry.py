@@ -17,7 +17,6 @@ from controller.informer import Transform
 from controller.manager import Manager
 from controller.resource import Resource
 from reconcilers import component, graph, model, request, scaling_adapter
-from reconcilers.machinery import hub
 from reconcilers.machinery.context import OperatorContext
 
 Register = Callable[[Manager, OperatorContext], None]
@@ -30,9 +29,8 @@ REGISTRATIONS: tuple[Register, ...] = (
     scaling_adapter.register,
 )
 
-# The hub's: our kinds stored as v1beta1 are cached as their v1alpha1 views.
-_TRANSFORMS: tuple[Mapping[Resource, Transform], ...] = (hub.CACHE_TRANSFORMS,
-                                                       component.CACHE_TRANSFORMS,
+# Our own kinds are cached as stored (the hub for the DGD, DCD and DGDR): no transform of theirs.
+_TRANSFORMS: tuple[Mapping[Resource, Transform], ...] = (component.CACHE_TRANSFORMS,
                                                        model.CACHE_TRANSFORMS)
 _SELECTORS: tuple[Mapping[Resource, str], ...] = (model.CACHE_SELECTORS,)
 

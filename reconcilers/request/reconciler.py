@@ -510,8 +510,10 @@ def _graph_state(graph: Json) -> str:
 
 
 def _deployment_info(graph: Json) -> Json:
-    """Replicas summed over the graph's services (its v1alpha1 view's status)."""
-    services = (graph.get("status") or {}).get("services") or {}
+    """Replicas summed over the graph's components (the cache holds graphs as stored, the
+    hub: `status.components`; a v1alpha1 view's `status.services`)."""
+    status = graph.get("status") or {}
+    services = status.get("components") or status.get("services") or {}
     if not isinstance(services, dict) or not services:
         return {}
     replicas = sum(int((s or {}).get("replicas") or 0) for s in services.values())

@@ -1,15 +1,16 @@
 """The DynamoGraphDeploymentScalingAdapter controller: an adapter's replicas drive its service.
 
 HPA, KEDA, the Planner or `kubectl scale` write the adapter's `spec.replicas` through its scale
-subresource; this controller writes that number into the graph's service, as the hub
-(`v1beta1`) holds it: `spec.components[<i>].replicas`, with a JSON patch guarded by a `test` of
-the component's name at that index and of the old value, so a concurrent writer makes the
-patch fail instead of being overwritten, and the failure is retried like any conflict. The
-adapter's status reports the applied count, the label selector of the service's pods (HPA
-reads pod metrics through it) and when the service was last scaled. Who wins when the graph
-was edited directly is decided in `ownership`, from the adapter's status and the graph's
-managedFields: the graph is patched under the field manager `FIELD_MANAGER`, so a value this
-controller wrote is told from a hand edit even when the status write after it never landed.
+subresource; this controller writes that number into the graph's component, reading and
+writing the graph as the hub (`v1beta1`) holds it, in the cache too:
+`spec.components[<i>].replicas`, with a JSON patch guarded by a `test` of the component's name
+at that index and of the old value, so a concurrent writer makes the patch fail instead of
+being overwritten, and the failure is retried like any conflict. The adapter's status reports
+the applied count, the label selector of the service's pods (HPA reads pod metrics through
+it) and when the service was last scaled. Who wins when the graph was edited directly is
+decided in `ownership`, from the adapter's status and the graph's managedFields: the graph is
+patched under the field manager `FIELD_MANAGER`, so a value this controller wrote is told
+from a hand edit even when the status write after it never landed.
 
 Nothing here runs when nothing changed: an adapter whose graph or service is missing gets a
 Ready=False condition and waits for the graph to appear (the graph watch wakes it), without
@@ -26,12 +27,11 @@ from api.convert import ConversionError, load
 from api.errors import InvalidObject
 from api.load import load_valid
 from api.v1alpha1 import (
-    DynamoComponentDeploymentSharedSpec,
     DynamoGraphDeploymentScalingAdapter,
     DynamoGraphDeploymentServiceRef,
 )
+from api.v1beta1 import DynamoComponentDeploymentSharedSpec
 from backends import constants
-from backends.multinode import node_count
 from controller.errors import ApiError, Conflict, NotFound, lost_race
 from controller.handlers import Mapper
 from controller.managed_fields import owners_of
@@ -133,20 +133,20 @@ class ScalingAdapterReconciler:
     async def _live(self, adapter: Json, graph: Json) -> tuple[Json, Json]:
         meta = adapter["metadata"]
         fresh_adapter = await self.client.get(SCALING_ADAPTERS, meta["namespace"], meta["name"])
-        fresh_graph = hub.view(await self.client.get(GRAPH_DEPLOYMENTS, meta["namespace"],
-                                                     graph["metadata"]["name"]))
+        fresh_graph = await self.client.get(GRAPH_DEPLOYMENTS, meta["namespace"],
+                                            graph["metadata"]["name"])
         return fresh_adapter, fresh_graph
 
     async def _scale(self, adapter: Json, graph: Json, service: str,
                      decision: ownership.Plan) -> None:
         """Write the target into the graph, unless the service's replicas moved meanwhile."""
-        index = hub.component_index(graph, service)
-        if index is None:  # the cache's view and its hub disagree: look again
+        index = _component_index(graph, service)
+        if index is None:  # checked by the caller on the same object
             raise Conflict(409, "Conflict", f"service {service} not found in the components "
                            f"of DynamoGraphDeployment {graph['metadata']['name']}")
         component = component_pointer(index)
         path = f"{component}/replicas"
-        spec = _service(graph, service) or {}
+        spec = graph["spec"]["components"][index]
         # The index is the cache's: the test of the name makes a reordered list a conflict.
         guards: list[Json] = [{"op": "test", "path": f"{component}/name", "value": service}]
         if "replicas" in spec:
@@ -220,10 +220,19 @@ class ScalingAdapterReconciler:
             await self.events.warning(adapter, reason, message)
 
 
+def _component_index(graph: Json, name: str) -> int | None:
+    """Where the graph's `spec.components` (the hub's list, keyed by name) holds `name`."""
+    components = (graph.get("spec") or {}).get("components")
+    if not isinstance(components, list):
+        return None
+    return next((i for i, c in enumerate(components)
+                 if isinstance(c, dict) and c.get("name") == name), None)
+
+
 def _service(graph: Json, service: str) -> Json | None:
-    services = (graph.get("spec") or {}).get("services") or {}
-    spec = services.get(service)
-    return spec if isinstance(spec, dict) else None
+    """The graph's component named `service` (the adapter's dgdRef.serviceName)."""
+    index = _component_index(graph, service)
+    return None if index is None else graph["spec"]["components"][index]
 
 
 def _plan(adapter: Json, graph: Json, service: str, *, live: bool = False) -> ownership.Plan:
@@ -232,9 +241,12 @@ def _plan(adapter: Json, graph: Json, service: str, *, live: bool = False) -> ow
     spec = _service(graph, service) or {}
     current = spec.get("replicas")
     try:
-        multinode = node_count(load(DynamoComponentDeploymentSharedSpec, spec)) > 1
+        layout = load(DynamoComponentDeploymentSharedSpec, spec).multinode
     except ConversionError:
-        multinode = False  # the graph's own controller reports a bad service spec
+        layout = None  # the graph's own controller reports a bad component spec
+    # As backends.multinode.node_count: an empty multinode section means 2 nodes.
+    count = None if layout is None else layout.node_count
+    multinode = layout is not None and (2 if count is None else count) > 1
     applied = (adapter.get("status") or {}).get("replicas")
     return ownership.plan(
         desired=int(adapter["spec"]["replicas"]),

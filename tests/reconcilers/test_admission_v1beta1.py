@@ -25,6 +25,7 @@ import aiohttp
 import pytest
 from operator_harness import install_crds, setup_client
 
+from api.hub_errors import hub_wording
 from controller.client import ClientConfig, KubeClient
 from controller.manager import Manager, ManagerConfig
 from controller.webhook import WebhookServer
@@ -302,10 +303,13 @@ def _split(denial: str) -> list[tuple[str, str]]:
 async def test_one_invalid_deployment_is_refused_by_the_same_rules_in_both_versions(
         webhooks: Webhooks) -> None:
     """The same graph written in each version: the same rules refuse it with the same
-    messages, each naming the field as that version spells it."""
+    messages, each naming the field as that version spells it, in its words (components, not
+    services, in v1beta1)."""
     alpha = _split(_denied(await webhooks.apply(_alpha_graph())))
     beta = _split(_denied(await webhooks.apply(_beta_graph())))
-    assert [m for _, m in alpha] == [m for _, m in beta]
+    assert [hub_wording(m) for _, m in alpha] == [m for _, m in beta]
+    assert "shorten the graph or service name" in alpha[0][1]
+    assert "shorten the graph or component name" in beta[0][1]
     assert [p for p, _ in alpha] == [
         f"spec.services.{LONG_NAME}", f"spec.services.{LONG_NAME}.resources.limits.gpu"]
     assert [p for p, _ in beta] == [

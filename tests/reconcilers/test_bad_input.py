@@ -1,6 +1,7 @@
 """Bad input the API server accepts (free-form labels, pod specs, names that only break the
-children) fails the graph once, naming the field, and is not retried until the spec changes;
-nothing logs a traceback. The cases are those a mutation run found left `pending` for good."""
+children) fails the graph once, naming the field as the graph is stored (v1beta1, though the
+user wrote v1alpha1), and is not retried until the spec changes; nothing logs a traceback. The
+cases are those a mutation run found left `pending` for good."""
 
 from __future__ import annotations
 
@@ -39,17 +40,17 @@ def dgd(name: str, services: Json) -> Json:
 
 CASES = {
     "long label value": ("g1", {"Frontend": service(labels={"big": "x" * 64})},
-                         "spec.services.Frontend.labels.big"),
+                         "spec.components[0].podTemplate.metadata.labels.big"),
     "integer image": ("g2", {"Frontend": service(main={"image": 5})},
-                      "spec.services.Frontend.extraPodSpec.mainContainer.image"),
+                      "spec.components[0].podTemplate.spec.containers[0].image"),
     "dotted graph name": ("fz-10.a.b.c", {"Frontend": service()}, "metadata.name"),
     "int32 overflow": ("g4", {"Frontend": service(replicas=2147483648)},
-                       "spec.services.Frontend.replicas"),
+                       "spec.components[0].replicas"),
     "bad label key": ("g5", {"Frontend": service(labels={"-bad/key": "v"})},
-                      "spec.services.Frontend.labels"),
+                      "spec.components[0].podTemplate.metadata.labels"),
     "env name not a string": ("g6", {"Frontend": service(main={"image": IMAGE,
                                                               "env": [{"name": 3}]})},
-                              "spec.services.Frontend.extraPodSpec.mainContainer.env[0].name"),
+                              "spec.components[0].podTemplate.spec.containers[0].env[0].name"),
 }
 
 

@@ -199,7 +199,9 @@ async def test_invalid_spec_is_reported_once(kube: KubeClient, operator: Operato
                          lambda o: condition(o, "Valid").get("status") == "False")
     valid = condition(obj, "Valid")
     assert valid["reason"] == "ValidationFailed"
-    assert "spec.subComponentType" in valid["message"]
+    # Named as the DCD is stored (v1beta1): subComponentType is part of `type` there.
+    assert valid["message"].startswith("Validation failed: spec.type: unsupported value"), \
+        valid["message"]
     assert await get_or_none(kube, DEPLOYMENTS, NS, "bad") is None
     # No retry loop: nothing more is read or written until the spec changes.
     await asyncio.sleep(0.3)
@@ -365,7 +367,8 @@ async def test_unrenderable_specs_are_reported_not_retried(
 
     def invalid(obj: Json) -> bool:
         c = condition(obj, "Valid")
-        return c.get("status") == "False" and "spec.labels" in c.get("message", "")
+        return c.get("status") == "False" and "spec.podTemplate.metadata.labels" in c.get(
+            "message", "")
     obj = await wait_for(kube, COMPONENT_DEPLOYMENTS, NS, "lbl", invalid)
     assert condition(obj, "Valid")["reason"] == "ValidationFailed"
     assert "bad key!" in condition(obj, "Valid")["message"]

@@ -54,7 +54,9 @@ async def test_invalid_graph_fails_once_without_retries(client: KubeClient, kube
         condition = await failed(client)
         assert condition["status"] == "False"
         assert condition["reason"] == "ValidationFailed"
-        assert condition["message"].startswith("Validation failed: spec.services.Bad_Name")
+        # Named as the graph is stored (v1beta1), in its words.
+        assert condition["message"].startswith(
+            "Validation failed: spec.components[0].name: component name 'Bad_Name' lowercased")
         await asyncio.sleep(0.3)
         writes = cluster.stats.writes(user_agent=AGENT)
         # No finalizer, no children; one status write and one event, then silence.

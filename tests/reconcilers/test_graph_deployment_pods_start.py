@@ -89,7 +89,7 @@ async def test_service_keys_differing_in_case_fail_validation_in_a_few_writes(
     services = {"Worker": {"componentType": "worker"}, "worker": {"componentType": "worker"}}
     async with operator(kubeconfig):
         await client.create(GRAPH_DEPLOYMENTS, graph(services=services))
-        obj = await failed_with(client, '"Worker"', '"worker"', "spec.services.worker")
+        obj = await failed_with(client, 'spec.components[1].name: Duplicate value: "worker"')
         assert ready_condition(obj)["reason"] == "ValidationFailed"
         await asyncio.sleep(1.0)
         # The status, its event: never a DCD.
