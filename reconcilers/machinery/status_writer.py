@@ -16,6 +16,11 @@ step at scale. `StaleCopy`, a Conflict, is raised instead, without a request: th
 requeues the object with the short backoff of a conflict, by when the cache holds the write
 (the write's own watch event wakes nothing where, as for graphs and components, status-only
 updates are filtered out).
+
+A status payload annotation that an older operator left (it wrote statuses in `v1alpha1`, and
+the conversion kept there what `v1beta1` cannot show) is removed once, right after the first
+status this operator writes: nothing keeps it current any more, and `v1alpha1` readers would
+see its stale fields restored.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
+from api.conversion import CONVERSIONS
 from controller.client import KubeClient
 from controller.errors import Conflict, NotFound
 from controller.resource import Resource
@@ -61,14 +67,38 @@ async def write_status(client: KubeClient, resource: Resource, obj: Json,
                         f"{meta['name']}, which this operator has already written over; "
                         "computing it again on the newer version")
     patch = {"metadata": {"resourceVersion": version}, "status": merge_patch(current, status)}
+    stale = stale_status_payload(obj)
     try:
         written: Json = await client.patch(resource, meta.get("namespace"), meta["name"], patch,
-                                           subresource="status", decode=decode)
+                                           subresource="status", decode=decode or bool(stale))
         if uid:
             _remember(uid, version)
+        if stale:
+            written = await drop_status_payload(client, resource, written, stale)
     except NotFound:
         return None
     return written
+
+
+def stale_status_payload(obj: Json) -> str | None:
+    """The name of the status payload annotation `obj` carries, if its kind has one."""
+    conversion = CONVERSIONS.get(str(obj.get("kind")))
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if conversion is None or conversion.status_annotation not in annotations:
+        return None
+    return conversion.status_annotation
+
+
+async def drop_status_payload(client: KubeClient, resource: Resource, written: Json,
+                              annotation: str) -> Json:
+    """Remove `annotation` from the object just written (guarded by its resourceVersion)."""
+    meta = written["metadata"]
+    patch = {"metadata": {"resourceVersion": meta["resourceVersion"],
+                          "annotations": {annotation: None}}}
+    updated: Json = await client.patch(resource, meta.get("namespace"), meta["name"], patch)
+    if meta.get("uid"):
+        _remember(meta["uid"], meta["resourceVersion"])
+    return updated
 
 
 def merge_patch(current: Json, desired: Json) -> Json:

@@ -28,7 +28,6 @@ from typing import Any
 
 import structlog
 
-from api.conversion import CONVERSIONS
 from api.convert import load
 from api.errors import ConversionError
 from api.v1alpha1 import DynamoGraphDeploymentRequest as SpokeRequest
@@ -60,7 +59,11 @@ from reconcilers.machinery.resources import (
     PERSISTENT_VOLUME_CLAIMS,
     PODS,
 )
-from reconcilers.machinery.status_writer import merge_patch
+from reconcilers.machinery.status_writer import (
+    drop_status_payload,
+    merge_patch,
+    stale_status_payload,
+)
 from reconcilers.request import failure
 from reconcilers.request.legacy import LegacyProfiling, NoGpus
 from reconcilers.request.output import OutputError, parse_output, profiler_message
@@ -92,8 +95,6 @@ from reconcilers.request.status import (
 
 Json = dict[str, Any]
 log = structlog.get_logger("reconcilers.request")
-#: What the v1alpha1 controller kept of a status v1beta1 cannot show (api.conversion).
-STATUS_PAYLOAD = CONVERSIONS["DynamoGraphDeploymentRequest"].status_annotation
 
 NAME = "dynamographdeploymentrequest"
 ADDITIONAL_RESOURCES_ANNOTATION = "dgdr.nvidia.com/additional-resources"
@@ -200,17 +201,13 @@ class GraphDeploymentRequestReconciler:
             log.info("phase changed", phase=s.status.get("phase"), previous=before or "")
 
     async def _drop_stale_status_payload(self, live: Json) -> Json:
-        """Remove the status payload an older controller left, once, after this one wrote the
-        status: it holds v1alpha1-only status fields (backend, deployment state) that this
-        controller no longer keeps, and a v1alpha1 reader would see them restored, stale."""
-        meta = live.get("metadata") or {}
-        if STATUS_PAYLOAD not in (meta.get("annotations") or {}):
+        """Remove the status payload an older controller left, once this one wrote the
+        status (`status_writer.drop_status_payload`)."""
+        stale = stale_status_payload(live)
+        if stale is None:
             return live
-        patch = {"metadata": {"resourceVersion": meta["resourceVersion"],
-                              "annotations": {STATUS_PAYLOAD: None}}}
         with contextlib.suppress(NotFound):
-            live = await self.ctx.client.patch(DEPLOYMENT_REQUESTS, meta["namespace"],
-                                               meta["name"], patch)
+            live = await drop_status_payload(self.ctx.client, DEPLOYMENT_REQUESTS, live, stale)
         return live
 
     # --- "" and Pending ------------------------------------------------------------------
