@@ -60,6 +60,17 @@ async def install(client: KubeClient, extra_crds: list[Json] | None = None) -> N
 
 
 @contextlib.asynccontextmanager
+async def installed_client(kubeconfig: Path) -> AsyncIterator[KubeClient]:
+    """A client of the test cluster with our CRDs installed, closed after the block."""
+    client = await setup_client(kubeconfig)
+    await install(client)
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+@contextlib.asynccontextmanager
 async def operator(kubeconfig: Path, settings: OperatorSettings | None = None,
                    **context: Any) -> AsyncIterator[OperatorContext]:
     """A manager running only the DGD controller, for the body of the block."""

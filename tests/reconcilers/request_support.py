@@ -6,12 +6,18 @@ the output ConfigMap the copier would write and the Job status the Job controlle
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import yaml
+from operator_harness import Operator, install_crds, running_operator, setup_client
 
 from controller.client import KubeClient
 from controller.resource import Resource
+from reconcilers import component, graph
+from reconcilers import request as dgdr_controller
 from reconcilers.machinery.resources import CONFIG_MAPS, JOBS, PODS
 
 Json = dict[str, Any]
@@ -114,3 +120,26 @@ def profile_config_of(job: Json) -> Json:
     args = job["spec"]["template"]["spec"]["containers"][0]["args"]
     loaded: Json = yaml.safe_load(args[args.index("--profile-config") + 1])
     return loaded
+
+
+@contextlib.asynccontextmanager
+async def sim_client(kubeconfig: Path) -> AsyncIterator[KubeClient]:
+    """A client of the simulated cluster, with our CRDs and the test namespace."""
+    client = await setup_client(kubeconfig)
+    await install_crds(client)
+    await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
+                                     "metadata": {"name": NS}})
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+@contextlib.asynccontextmanager
+async def sim_operator(kubeconfig: Path) -> AsyncIterator[Operator]:
+    """The component, graph and request controllers, with the chart's role names."""
+    async with running_operator(kubeconfig, [component.register, graph.register,
+                                             dgdr_controller.register]) as op:
+        op.ctx.planner_cluster_role_name = "dynamo-planner"
+        op.ctx.dgdr_profiling_cluster_role_name = "dynamo-dgdr-profiling"
+        yield op

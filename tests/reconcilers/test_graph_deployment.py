@@ -17,11 +17,10 @@ from graph_harness import (
     events,
     eventually,
     graph,
-    install,
+    installed_client,
     operator,
     ready_condition,
     report,
-    setup_client,
 )
 
 from controller.client import KubeClient
@@ -44,12 +43,8 @@ Json = dict[str, Any]
 
 @pytest.fixture
 async def client(kubeconfig: Path) -> AsyncIterator[KubeClient]:
-    c = await setup_client(kubeconfig)
-    await install(c)
-    try:
+    async with installed_client(kubeconfig) as c:
         yield c
-    finally:
-        await c.close()
 
 
 async def dgd(client: KubeClient, name: str = "g") -> Json:

@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_harness import AGENT, NS, events, eventually, graph, install, operator, setup_client
+from graph_harness import (
+    AGENT,
+    NS,
+    events,
+    eventually,
+    graph,
+    installed_client,
+    operator,
+)
 
 from backends.settings import OperatorSettings
 from controller.client import KubeClient
@@ -25,12 +33,8 @@ Json = dict[str, Any]
 
 @pytest.fixture
 async def client(kubeconfig: Path) -> AsyncIterator[KubeClient]:
-    c = await setup_client(kubeconfig)
-    await install(c)
-    try:
+    async with installed_client(kubeconfig) as c:
         yield c
-    finally:
-        await c.close()
 
 
 async def failed(client: KubeClient, name: str = "g") -> Json:

@@ -8,7 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_harness import NS, eventually, graph, install, operator, report, setup_client
+from graph_harness import (
+    NS,
+    eventually,
+    graph,
+    installed_client,
+    operator,
+    report,
+)
 
 from controller.client import KubeClient
 from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
@@ -20,12 +27,8 @@ Json = dict[str, Any]
 
 @pytest.fixture
 async def client(kubeconfig: Path) -> AsyncIterator[KubeClient]:
-    c = await setup_client(kubeconfig)
-    await install(c)
-    try:
+    async with installed_client(kubeconfig) as c:
         yield c
-    finally:
-        await c.close()
 
 
 def two_workers(**spec: Any) -> Json:

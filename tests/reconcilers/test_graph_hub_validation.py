@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_harness import NS, eventually, install, operator, ready_condition, setup_client
+from graph_harness import (
+    NS,
+    eventually,
+    installed_client,
+    operator,
+    ready_condition,
+)
 
 from api.conversion import convert
 from api.errors import InvalidObject
@@ -54,12 +60,8 @@ def test_shape_rules_of_a_stored_graph() -> None:
 
 @pytest.fixture
 async def client(kubeconfig: Path) -> AsyncIterator[KubeClient]:
-    c = await setup_client(kubeconfig)
-    await install(c)
-    try:
+    async with installed_client(kubeconfig) as c:
         yield c
-    finally:
-        await c.close()
 
 
 async def test_a_stored_graph_fails_naming_its_v1beta1_fields(client: KubeClient,

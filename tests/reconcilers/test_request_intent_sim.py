@@ -20,20 +20,15 @@ from operator_harness import (
     condition,
     eventually,
     get_or_none,
-    install_crds,
-    running_operator,
-    setup_client,
     wait_for,
 )
-from request_support import NAMESPACES, NS, Json
+from request_support import NS, Json, sim_client, sim_operator
 
 from controller.client import KubeClient
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl
 from hack.our_crds import DEPLOYMENT_REQUESTS as ALPHA_REQUESTS
 from hack.our_crds import GRAPH_DEPLOYMENTS as ALPHA_GRAPHS
-from reconcilers import component, graph
-from reconcilers import request as dgdr_controller
 from reconcilers.machinery.resources import (
     DEPLOYMENT_REQUESTS,
     GRAPH_DEPLOYMENTS,
@@ -47,23 +42,13 @@ ORDER = ["", "Pending", "Profiling", "Deploying", "Deployed"]
 
 @pytest.fixture
 async def kube(sim_cluster: LocalCluster, tmp_path: Path) -> AsyncIterator[KubeClient]:
-    client = await setup_client(tmp_path / "sim" / "kubeconfig")
-    await install_crds(client)
-    await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
-                                     "metadata": {"name": NS}})
-    try:
+    async with sim_client(tmp_path / "sim" / "kubeconfig") as client:
         yield client
-    finally:
-        await client.close()
 
 
 @pytest.fixture
 async def operator(kube: KubeClient, tmp_path: Path) -> AsyncIterator[Operator]:
-    async with running_operator(tmp_path / "sim" / "kubeconfig",
-                                [component.register, graph.register,
-                                 dgdr_controller.register]) as op:
-        op.ctx.planner_cluster_role_name = "dynamo-planner"
-        op.ctx.dgdr_profiling_cluster_role_name = "dynamo-dgdr-profiling"
+    async with sim_operator(tmp_path / "sim" / "kubeconfig") as op:
         yield op
 
 

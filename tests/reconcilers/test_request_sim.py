@@ -12,39 +12,24 @@ from operator_harness import (
     Operator,
     condition,
     eventually,
-    install_crds,
-    running_operator,
-    setup_client,
     wait_for,
 )
-from request_support import NAMESPACES, NS, Json, request
+from request_support import NS, Json, request, sim_client, sim_operator
 
 from controller.client import KubeClient
 from hack.localcluster.server import LocalCluster
 from hack.our_crds import DEPLOYMENT_REQUESTS, GRAPH_DEPLOYMENTS
-from reconcilers import component, graph
-from reconcilers import request as dgdr_controller
 
 
 @pytest.fixture
 async def kube(sim_cluster: LocalCluster, tmp_path: Path) -> AsyncIterator[KubeClient]:
-    client = await setup_client(tmp_path / "sim" / "kubeconfig")
-    await install_crds(client)
-    await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
-                                     "metadata": {"name": NS}})
-    try:
+    async with sim_client(tmp_path / "sim" / "kubeconfig") as client:
         yield client
-    finally:
-        await client.close()
 
 
 @pytest.fixture
 async def operator(kube: KubeClient, tmp_path: Path) -> AsyncIterator[Operator]:
-    async with running_operator(tmp_path / "sim" / "kubeconfig",
-                                [component.register, graph.register,
-                                 dgdr_controller.register]) as op:
-        op.ctx.planner_cluster_role_name = "dynamo-planner"
-        op.ctx.dgdr_profiling_cluster_role_name = "dynamo-dgdr-profiling"
+    async with sim_operator(tmp_path / "sim" / "kubeconfig") as op:
         yield op
 
 
