@@ -30,8 +30,9 @@ from typing import Any
 
 import structlog
 
-from api.conversion import CONVERSIONS, HUB, SPOKE, VERSIONS
+from api.conversion import HUB, SPOKE, VERSIONS
 from api.conversion.hash_basis import hash_basis
+from api.conversion.payloads import PAYLOAD_ANNOTATIONS
 from backends.children import Child, DesiredChildren, Kind, Write
 from controller.cache import Cache
 from controller.client import KubeClient
@@ -55,7 +56,7 @@ GENERATION_ANNOTATION = "nvidia.com/last-applied-generation"
 #: The conversion's payloads come with the wire form of a child of ours, never from the
 #: builders: recorded as ours, they would look undesired to the next reconcile, for ever.
 _OWN_ANNOTATIONS = frozenset({HASH_ANNOTATION, GENERATION_ANNOTATION, APPLIED_KEYS_ANNOTATION,
-                              *(a for c in CONVERSIONS.values() for a in c.annotations)})
+                              *PAYLOAD_ANNOTATIONS})
 #: Parts of a child we never copy from the desired object on update (status: the server's).
 _NOT_SPEC_FIELDS = ("metadata", "apiVersion", "kind", "status")
 log = structlog.get_logger("reconcilers.children")
