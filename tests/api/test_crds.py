@@ -142,6 +142,7 @@ def test_files_are_named_after_group_and_plural() -> None:
         "nvidia.com_dynamographdeployments.yaml",
         "nvidia.com_dynamographdeploymentscalingadapters.yaml",
         "nvidia.com_dynamomodels.yaml",
+        "nvidia.com_dynamoworkermetadatas.yaml",
     ]
     for text in gen_crds.render().values():
         assert yaml.safe_load(text)["kind"] == "CustomResourceDefinition"
