@@ -6,7 +6,8 @@ Spec decisions (v1alpha1 -> v1beta1):
 - derived: autoApply keeps its meaning, not its spelling: v1alpha1 defaults to false and
   v1beta1 to true, so an absent v1alpha1 autoApply is an explicit `false` in v1beta1 and an
   absent v1beta1 one an explicit `true` in v1alpha1 (the absence is saved).
-- projected: profilingConfig.profilerImage -> image; useMocker -> features.mocker.enabled;
+- projected: profilingConfig.profilerImage -> image (an empty one is none; v1alpha1 always
+  gets a profilingConfig, required there); useMocker -> features.mocker.enabled;
   deploymentOverrides name, namespace, labels and annotations -> the metadata of a partial
   v1beta1 DGD in overrides.dgd.
 - saved (v1alpha1 only): the rest of profilingConfig, enableGpuDiscovery,
@@ -49,7 +50,7 @@ def _auto_apply_to_spoke(hub: Json) -> Json:
 def _profiling_to_hub(spoke: Json) -> Json:
     out: Json = {}
     config = _dict(spoke.get("profilingConfig"))
-    if "profilerImage" in config:
+    if config.get("profilerImage"):
         out["image"] = config["profilerImage"]
     if "useMocker" in spoke:
         out["features"] = {"mocker": {"enabled": spoke["useMocker"]}}
@@ -57,9 +58,9 @@ def _profiling_to_hub(spoke: Json) -> Json:
 
 
 def _profiling_to_spoke(hub: Json) -> Json:
-    out: Json = {}
-    if "image" in hub:
-        out["profilingConfig"] = {"profilerImage": hub["image"]}
+    # v1alpha1 requires profilingConfig and its profilerImage: a request by intent reads with
+    # an empty one (as upstream's, whose Go struct always has both), so it can be applied back.
+    out: Json = {"profilingConfig": {"profilerImage": hub.get("image", "")}}
     mocker = _dict(_dict(hub.get("features")).get("mocker"))
     if "enabled" in mocker:
         out["useMocker"] = mocker["enabled"]
@@ -148,6 +149,7 @@ GRAPH_DEPLOYMENT_REQUEST = KindConversion(
             ("image", "features"),
             _profiling_to_hub,
             _profiling_to_spoke,
+            fills=True,
         ),
         projection(
             ("deploymentOverrides",), ("overrides",), _overrides_to_hub, _overrides_to_spoke

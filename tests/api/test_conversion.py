@@ -341,11 +341,24 @@ def request(version: str, spec: Json, status: Json | None = None) -> Json:
     return obj
 
 
+def test_request_by_intent_reads_as_v1alpha1_with_the_required_profiling_config() -> None:
+    """v1alpha1 requires profilingConfig.profilerImage: an intent request without an image
+    gets an empty one (an image becomes it), and an empty one is no image going back."""
+    spoke = convert(request("v1beta1", {"model": "m", "backend": "vllm"}), "v1alpha1")
+    assert spoke["spec"]["profilingConfig"] == {"profilerImage": ""}
+    with_image = convert(request("v1beta1", {"model": "m", "image": "p:1"}), "v1alpha1")
+    assert with_image["spec"]["profilingConfig"] == {"profilerImage": "p:1"}
+    edited = convert(request("v1alpha1", {"model": "m", "profilingConfig": {"profilerImage": ""}}),
+                     "v1beta1")
+    assert "image" not in edited["spec"]
+
+
 def test_request_auto_apply_keeps_its_meaning_across_the_default_change() -> None:
     hub = convert(request("v1alpha1", {"model": "m"}), "v1beta1")
     assert hub["spec"] == {"model": "m", "autoApply": False}
     spoke = convert(request("v1beta1", {"model": "m"}), "v1alpha1")
-    assert spoke["spec"] == {"model": "m", "autoApply": True}
+    assert spoke["spec"] == {
+        "model": "m", "autoApply": True, "profilingConfig": {"profilerImage": ""}}
     assert convert(hub, "v1alpha1") == request("v1alpha1", {"model": "m"})
     assert convert(spoke, "v1beta1") == request("v1beta1", {"model": "m"})
 
@@ -387,7 +400,8 @@ def test_request_auto_backend_and_intent_fields_are_saved_on_v1alpha1() -> None:
         {"model": "m", "backend": "auto", "sla": {"ttft": 200.5}, "searchStrategy": "thorough"},
     )
     spoke = convert(hub, "v1alpha1")
-    assert spoke["spec"] == {"model": "m", "autoApply": True}
+    assert spoke["spec"] == {
+        "model": "m", "autoApply": True, "profilingConfig": {"profilerImage": ""}}
     assert payload(spoke, "nvidia.com/dgdr-spec") == {
         "autoApply": None,
         "backend": "auto",

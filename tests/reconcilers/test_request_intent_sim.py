@@ -120,7 +120,7 @@ async def test_the_reference_example_is_profiled_deployed_and_ready(
     alpha = await kube.get(ALPHA_REQUESTS, NS, "qwen3-sglang")
     assert alpha["status"]["state"] == "Ready"
     assert alpha["status"]["deployment"] == {"name": name, "created": True}
-    assert "profilingConfig" not in alpha["spec"]
+    assert alpha["spec"]["profilingConfig"] == {"profilerImage": ""}
 
 
 async def test_without_auto_apply_it_stops_at_ready_until_switched_on(
@@ -175,6 +175,27 @@ async def test_kubectl_get_dgdr_shows_the_v1beta1_columns(
     assert f" {succeeded['message']} " in row
     assert row.split()[-3] == obj["status"]["dgdName"]
     assert row.split()[-1] == "profile-qwen3-sglang"
+
+
+@pytest.mark.kubectl
+async def test_an_intent_request_read_as_v1alpha1_can_be_written_back(
+        kube: KubeClient, tmp_path: Path) -> None:
+    """v1alpha1 requires profilingConfig.profilerImage; the request's v1alpha1 form carries an
+    empty one, so `kubectl replace` of what `kubectl get` shows is admitted, and the intent
+    survives it."""
+    created = await kube.create(DEPLOYMENT_REQUESTS, example("dgdr-intent-qwen3-sglang.yaml"))
+    kubectl = Kubectl(tmp_path / "sim" / "kubeconfig", tmp_path / "kubectl-cache")
+    name = "dynamographdeploymentrequests.v1alpha1.nvidia.com/qwen3-sglang"
+    old = json.loads(await kubectl("get", name, "-n", NS, "-o", "json"))
+    assert old["spec"]["profilingConfig"] == {"profilerImage": ""}
+    old["metadata"].setdefault("labels", {})["edited"] = "v1alpha1"
+    await kubectl("replace", "-f", "-", stdin=json.dumps(old))
+    hub = await kube.get(DEPLOYMENT_REQUESTS, NS, "qwen3-sglang")
+    assert hub["metadata"]["labels"]["edited"] == "v1alpha1"
+    # The write in v1alpha1 gets v1alpha1's defaults (useMocker: false), as a real server's
+    # request-version defaulting gives them; the rest of the intent is as created.
+    assert hub["spec"].pop("features") == {"mocker": {"enabled": False}}
+    assert hub["spec"] == created["spec"]
 
 
 async def test_the_model_cache_is_mounted_in_the_profiler_and_the_graph(
