@@ -47,6 +47,7 @@ BUILTIN_PRIORITIES: dict[tuple[str, str], tuple[int, int]] = {
     ("coordination.k8s.io", "v1"): (16500, 15),
     ("node.k8s.io", "v1"): (16300, 15),
     ("discovery.k8s.io", "v1"): (16200, 15),
+    ("resource.k8s.io", "v1"): (16200, 21),
 }
 #: What the CRD registration gives every CRD version.
 CRD_PRIORITY = (1000, 100)

@@ -18,6 +18,7 @@ from . import (
     config_data_rules,
     crd_approval,
     crds,
+    dra_validation,
     rbac_object_rules,
     replication_controllers,
 )
@@ -90,6 +91,10 @@ def prepare_for_create(rt: ResourceType, obj: Json) -> None:
     elif rt.kind == replication_controllers.KIND:
         obj["status"] = {"replicas": 0}
         replication_controllers.apply_defaults(obj)
+    elif rt.group == dra_validation.GROUP:
+        # Defaults come with decoding in kube-apiserver, so before validation.
+        dra_validation.apply_defaults(rt.kind, obj)
+        dra_validation.prepare_for_create(rt.kind, obj)
 
 
 def _default_new_pod(pod: Json) -> None:
@@ -113,6 +118,8 @@ def prepare_for_update(rt: ResourceType, obj: Json, old: Json) -> None:
     does for cluster IPs and node ports (so a client may PUT a spec it built from scratch)."""
     if rt.kind == replication_controllers.KIND and not rt.custom:
         replication_controllers.apply_defaults(obj)
+    if rt.group == dra_validation.GROUP and not rt.custom:
+        dra_validation.apply_defaults(rt.kind, obj)
     if rt.kind != "Service":
         return
     spec, old_spec = obj.get("spec"), old.get("spec") or {}
@@ -333,6 +340,8 @@ def validation_errors(rt: ResourceType, obj: Json, old: Json | None) -> list[Cau
         errors.extend(config_data_rules.validation_errors(rt.kind, obj, old))
     elif rt.group == rbac_object_rules.GROUP:
         errors.extend(rbac_object_rules.validation_errors(rt.kind, obj, old))
+    elif rt.group == dra_validation.GROUP:
+        errors.extend(dra_validation.validation_errors(rt.kind, obj, old))
     elif rt.kind == "CSIStorageCapacity":  # ValidateClassName of storageClassName
         errors.extend(name_errors("StorageClass", str(obj.get("storageClassName") or ""),
                                   "storageClassName"))
@@ -460,6 +469,7 @@ def _pod_spec_errors(spec: Any, path: str) -> list[Cause]:
             if isinstance(env, dict) and not env.get("name"):
                 errors.append(required(f"{cpath}.env[{j}].name"))
         errors.extend(resource_errors(c.get("resources"), f"{cpath}.resources"))
+    errors.extend(dra_validation.pod_claim_errors(spec, path))
     return errors
 
 

@@ -91,6 +91,16 @@ _QUANTITY_FIELDS = frozenset({
     ("V2MetricTarget", "average_value"),
     ("V2MetricValueStatus", "value"),
     ("V2MetricValueStatus", "average_value"),
+    ("V1DeviceCapacity", "value"),
+    ("V1Counter", "value"),
+    ("V1CapacityRequirements", "requests"),
+    ("V1CapacityRequestPolicy", "default"),
+    ("V1CapacityRequestPolicy", "valid_values"),
+    ("V1CapacityRequestPolicyRange", "max"),
+    ("V1CapacityRequestPolicyRange", "min"),
+    ("V1CapacityRequestPolicyRange", "step"),
+    ("V1DeviceRequestAllocationResult", "consumed_capacity"),
+    ("V1NodeAllocatableResourceMapping", "allocation_multiplier"),
 })
 
 #: Named schemas that have no model class.

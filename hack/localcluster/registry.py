@@ -193,6 +193,11 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     _b("certificates.k8s.io", "v1", "CertificateSigningRequest", "certificatesigningrequests",
        namespaced=False, short=("csr",), status=True, extra_subresources=("approval",)),
     _b("storage.k8s.io", "v1", "CSIStorageCapacity", "csistoragecapacities"),
+    # Dynamic Resource Allocation (resource.k8s.io/v1, GA in 1.34): `dra_validation`.
+    _b("resource.k8s.io", "v1", "DeviceClass", "deviceclasses", namespaced=False),
+    _b("resource.k8s.io", "v1", "ResourceClaim", "resourceclaims", status=True),
+    _b("resource.k8s.io", "v1", "ResourceClaimTemplate", "resourceclaimtemplates"),
+    _b("resource.k8s.io", "v1", "ResourceSlice", "resourceslices", namespaced=False),
     *(_b(group, "v1", kind, plural, namespaced=namespaced, verbs=CREATE_ONLY)
       for group, kind, plural, namespaced in (
           ("authentication.k8s.io", "SelfSubjectReview", "selfsubjectreviews", False),
