@@ -1,5 +1,6 @@
 """Objects a graph needs besides its workloads: the PVCs it asks to create, the scaling
-adapters of the services that opt in, and the RBAC of Kubernetes endpoint discovery."""
+adapters of the services that opt in, and the RBAC of Kubernetes discovery (built by
+`backends.discovery_rbac`)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any
 
 from api.v1alpha1 import DynamoGraphDeployment
 from backends import constants, naming
+from backends.discovery_rbac import discovery_rbac_of
 
 Json = dict[str, Any]
 
@@ -71,54 +73,9 @@ def uses_discovery(dgd: DynamoGraphDeployment, discovery_backend: str) -> bool:
 
 
 def discovery_rbac(dgd: DynamoGraphDeployment) -> list[Json]:
-    """ServiceAccount, Role and RoleBinding letting the graph's pods read endpoints."""
+    """ServiceAccount, Role and RoleBinding of the graph's pods' Kubernetes discovery."""
     return discovery_rbac_of(str(dgd.metadata.get("name", "")),
                              str(dgd.metadata.get("namespace", "")))
-
-
-def discovery_rbac_of(graph: str, namespace: str) -> list[Json]:
-    """The discovery RBAC of the pods whose parent graph is `graph` (for a DCD of its own:
-    the DCD's name)."""
-    account = naming.discovery_service_account(graph)
-    rbac_labels = {
-        "app.kubernetes.io/managed-by": constants.MANAGED_BY,
-        "app.kubernetes.io/component": "rbac",
-        "app.kubernetes.io/name": account,
-        constants.LABEL_GRAPH_NAME: graph,
-    }
-    role = f"{account}-role"
-    return [
-        {
-            "apiVersion": "v1",
-            "kind": "ServiceAccount",
-            "metadata": _metadata(account, namespace, rbac_labels),
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "Role",
-            "metadata": _metadata(role, namespace, rbac_labels),
-            "rules": [
-                {"apiGroups": [""], "resources": ["endpoints"], "verbs": _read_verbs()},
-                {
-                    "apiGroups": ["discovery.k8s.io"],
-                    "resources": ["endpointslices"],
-                    "verbs": _read_verbs(),
-                },
-            ],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": _metadata(f"{account}-binding", namespace, rbac_labels),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
-            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
-        },
-    ]
-
-
-def _read_verbs() -> list[str]:
-    # A fresh list per rule: generated objects never share parts.
-    return ["get", "list", "watch"]
 
 
 def _graph_labels(dgd: DynamoGraphDeployment) -> dict[str, str]:

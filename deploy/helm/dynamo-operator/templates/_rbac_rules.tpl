@@ -40,12 +40,13 @@ permissions (the escalation check) - this avoids granting `escalate`.
   - dynamocomponentdeployments/finalizers
   - dynamographdeploymentrequests/finalizers
   verbs: [update]
-{{- if $restricted }}
-# Delegated: the EPP's Role reads worker metadata; the planner's Role writes it. Cluster-wide,
-# both are bound to ClusterRoles instead (bind, below).
+# Delegated: every graph's discovery Role lets its pods write their own DynamoWorkerMetadata
+# and read the others' (backends/discovery_rbac.py); namespace-restricted, the planner's Role
+# writes them and the EPP's reads them too.
 - apiGroups: [nvidia.com]
   resources: [dynamoworkermetadatas]
   verbs: [get, list, watch, create, update, patch, delete]
+{{- if $restricted }}
 # Delegated: the planner's Role scales through the adapters' scale subresource.
 - apiGroups: [nvidia.com]
   resources: [dynamographdeploymentscalingadapters/scale]
@@ -66,7 +67,8 @@ permissions (the escalation check) - this avoids granting `escalate`.
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [roles, rolebindings]
   verbs: [get, list, watch, create, update, patch, delete]
-# Pods: informer (readiness, pod problems, model endpoints) and a DGDR's failed profiling pod.
+# Pods: informer (readiness, pod problems, model endpoints) and a DGDR's failed profiling pod;
+# delegated to the discovery Role with get, list and watch.
 - apiGroups: [""]
   resources: [pods]
   verbs: [get, list, watch{{ if $restricted }}, patch{{ end }}]
