@@ -10,7 +10,8 @@ context manager:
         ...
 
 `sim.behaviors` sets readiness, Job outcomes and SIGTERM handling as in the in-process
-simulation; `sim.workers` holds the simulated Dynamo workers' HTTP endpoints.
+simulation; `sim.workers` holds the simulated Dynamo workers' HTTP endpoints, and a starting
+worker with Kubernetes discovery writes its DynamoWorkerMetadata (`worker_metadata`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .config import NodeSimConfig
 from .node_agent import NodeAgent
 from .pod_agent import PodAgent
 from .pod_lifecycle import PodLifecycle
+from .worker_metadata import RemotePublisher
 
 log = structlog.get_logger("nodesim")
 
@@ -54,6 +56,7 @@ class NodeSim:
         self.node_agent: NodeAgent | None = None
         self.pod_agent: PodAgent | None = None
         self.lifecycle: PodLifecycle | None = None
+        self.publisher: RemotePublisher | None = None
 
     @property
     def node_names(self) -> list[str]:
@@ -68,6 +71,8 @@ class NodeSim:
             nodes = self.node_agent = NodeAgent(client, self.config, self.name,
                                                 str(version.get("gitVersion", "")))
             await nodes.register()
+            self.publisher = RemotePublisher(client)
+            self.workers.on_start = self.publisher.publish
             self.lifecycle = PodLifecycle(client, self.config.delays, self.behaviors,
                                           self.workers, nodes.host_ip)
             pods = self.pod_agent = PodAgent(client, set(self.node_names), self.lifecycle)
@@ -86,6 +91,8 @@ class NodeSim:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
         await self.workers.close()
+        if self.publisher is not None:
+            await self.publisher.close()
         if self._client is not None:
             if self.node_agent is not None and self.config.delete_nodes_on_exit:
                 await self.node_agent.unregister()

@@ -13,7 +13,8 @@ its volumes needs is missing, and its containers wait in CreateContainerConfigEr
 env source is (`volumes`); both are tried again after a back-off and whenever a ConfigMap or
 Secret of the namespace changes.
 
-A running Dynamo worker pod answers HTTP on its address and system port (`workers`).
+A running Dynamo worker pod answers HTTP on its address and system port (`workers`), and
+publishes its DynamoWorkerMetadata when its discovery is Kubernetes (`worker_metadata`).
 """
 
 from __future__ import annotations
@@ -44,8 +45,10 @@ from .pod_status import (
 from .profiler import Profiler
 from .termination import grace_period, stop_message, stop_plan
 from .volumes import CONFIG_MAPS, SECRETS, env_problems, mount_problems
+from .worker_metadata import MANAGER as WORKER_MANAGER
+from .worker_metadata import MetadataPublisher
 from .workers import Workers
-from .writer import JOBS, NODES, PODS
+from .writer import JOBS, NODES, PODS, Writer
 
 Json = dict[str, Any]
 
@@ -66,7 +69,8 @@ class Kubelet(ControlLoop):
         #: What the containers print (see `container_logs`).
         self.logs = ContainerLogs()
         #: Dynamo worker pods' HTTP endpoints (see `workers`).
-        self.workers = Workers(self.logs)
+        self.workers = Workers(self.logs, on_start=MetadataPublisher(
+            Writer(ctx.ops, WORKER_MANAGER)).publish)
 
     def initial_keys(self) -> Iterable[Key]:
         return [(p["metadata"]["namespace"], p["metadata"]["name"])

@@ -8,7 +8,9 @@ probes call (`/health`, `/live`, `/engine/v1/load_lora`, `/engine/v1/unload_lora
 
 The kubelet drives it (`sync` on every look at a pod, `stop` when the pod is gone): the
 endpoint appears when the container starts, disappears when it stops, and a restarted
-container starts with no adapters, as a real engine's memory would. Tests read each pod's
+container starts with no adapters, as a real engine's memory would. Each start is also told to
+`on_start` (the in-process kubelet publishes the worker's DynamoWorkerMetadata there, see
+`worker_metadata`). Tests read each pod's
 adapters and calls (`loaded`, `calls`) and set faults (`faults`, see `worker_faults`).
 """
 
@@ -17,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -78,9 +81,12 @@ def _bound(ip: str, port: int, reuse: bool = False) -> socket.socket | None:
 class Workers:
     """Every simulated worker endpoint of one cluster; owns their server tasks."""
 
-    def __init__(self, logs: ContainerLogs | None = None) -> None:
+    def __init__(self, logs: ContainerLogs | None = None,
+                 on_start: Callable[[Json], None] | None = None) -> None:
         #: Where the workers' containers print (the kubelet's logs); None: nowhere.
         self.logs = logs or ContainerLogs()
+        #: Called with the pod each time a worker's container starts serving.
+        self.on_start = on_start
         self.endpoints: dict[Key, WorkerEndpoint] = {}
         #: Endpoints that stopped, kept so tests can read what they received.
         self.history: list[WorkerEndpoint] = []
@@ -149,6 +155,8 @@ class Workers:
         endpoint.task = asyncio.get_running_loop().create_task(
             self._serve(endpoint, sock), name=f"worker {meta['namespace']}/{meta['name']}")
         self.endpoints[key] = endpoint
+        if self.on_start is not None:
+            self.on_start(pod)
 
     def stop(self, key: Key) -> None:
         """The container stopped or the pod is gone: its endpoint disappears."""
