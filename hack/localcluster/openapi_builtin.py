@@ -230,7 +230,10 @@ class BuiltinCatalog:
             cls = self._model_class(group, version, kind)
             if cls is None:
                 return None
-            list_cls = cls + "List" if hasattr(self._models, cls + "List") else None
+            # A kind whose name another group shares has a prefixed model class, while its
+            # List has none (ResourceV1ResourceClaim, V1ResourceClaimList).
+            list_cls = next((c for c in (cls + "List", f"{version.capitalize()}{kind}List")
+                             if hasattr(self._models, c)), None)
             for root in (cls, list_cls):
                 if root is not None:
                     for reached in self._reachable(root):

@@ -27,6 +27,8 @@ PARTS: frozenset[str] = frozenset({
     "leaderworkersets",  # LeaderWorkerSet controller (when its CRD is installed)
     "grove",             # Grove PodCliqueSet / PodCliqueScalingGroup / PodClique controllers
     "hpa",               # HorizontalPodAutoscaler controller (metrics from `Simulation.metrics`)
+    "resourceclaims",    # ResourceClaims from templates for pods, released when pods go
+    "dradriver",         # NVIDIA's DRA driver: DeviceClass gpu.nvidia.com, a slice per GPU node
 })
 
 
@@ -88,14 +90,24 @@ class NodeSpec:
     gpu_memory_mib: int = 81559
     gpu_family: str = "hopper"
     ephemeral_storage: str = "1Ti"
+    #: Topology, broadest first (`node_objects.TOPOLOGY_LABELS`); an empty level has no label.
+    region: str = "local"
     zone: str = "zone-a"
+    block: str = ""
+    rack: str = ""
     labels: dict[str, str] = field(default_factory=dict)
     taints: tuple[dict[str, Any], ...] = ()
 
 
 def default_nodes(count: int = 4, gpus: int = 8) -> list[NodeSpec]:
-    return [NodeSpec(name=f"gpu-node-{i}", gpus=gpus, zone=f"zone-{'ab'[i % 2]}")
-            for i in range(count)]
+    """Nodes alternating between two zones; within a zone, two nodes to a rack and two racks
+    to a block, in name order (gpu-node-0 and -2 share zone-a's first rack)."""
+    out = []
+    for i in range(count):
+        zone, nth = f"zone-{'ab'[i % 2]}", i // 2
+        out.append(NodeSpec(name=f"gpu-node-{i}", gpus=gpus, zone=zone,
+                            block=f"{zone}-block-{nth // 4}", rack=f"{zone}-rack-{nth // 2}"))
+    return out
 
 
 @dataclass(frozen=True)
@@ -138,7 +150,8 @@ class SimulationConfig:
 
 
 _NODE_KEYS = {"name", "count", "cpu", "memory", "pods", "gpus", "gpuProduct", "gpuMemory",
-              "gpuFamily", "ephemeralStorage", "zone", "labels", "taints"}
+              "gpuFamily", "ephemeralStorage", "region", "zone", "block", "rack", "labels",
+              "taints"}
 
 
 def load_nodes(path: Path) -> list[NodeSpec]:
@@ -152,6 +165,8 @@ def load_nodes(path: Path) -> list[NodeSpec]:
             gpuMemory: 81559    # MiB, as GPU feature discovery reports it
             cpu: "96"
             memory: 1Ti
+            zone: zone-a        # also region, block, rack (topology labels)
+            rack: rack-1
             labels: {pool: inference}
             taints: [{key: nvidia.com/gpu, effect: NoSchedule}]
           - name: cpu-node
@@ -178,7 +193,10 @@ def load_nodes(path: Path) -> list[NodeSpec]:
             gpu_memory_mib=int(entry.get("gpuMemory", NodeSpec.gpu_memory_mib)),
             gpu_family=str(entry.get("gpuFamily", NodeSpec.gpu_family)),
             ephemeral_storage=str(entry.get("ephemeralStorage", NodeSpec.ephemeral_storage)),
+            region=str(entry.get("region", NodeSpec.region)),
             zone=str(entry.get("zone", NodeSpec.zone)),
+            block=str(entry.get("block", NodeSpec.block)),
+            rack=str(entry.get("rack", NodeSpec.rack)),
             labels={str(k): str(v) for k, v in (entry.get("labels") or {}).items()},
             taints=tuple(dict(t) for t in entry.get("taints") or ()),
         )

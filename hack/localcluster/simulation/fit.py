@@ -151,6 +151,12 @@ def misfit_reasons(pod: Json, node: Json, used: Resources, pod_count: int) -> li
     return reasons
 
 
+#: Filter failures besides resource shortage that the scheduler answers by looking for
+#: victims (Unschedulable, not UnschedulableAndUnresolvable): the DynamicResources plugin's.
+_PREEMPTABLE = frozenset({"Too many pods", "cannot allocate all claims",
+                          "resourceclaim not available on the node"})
+
+
 def unschedulable_message(node_count: int, reasons: Iterable[list[str]]) -> str:
     """`0/4 nodes are available: 4 Insufficient nvidia.com/gpu. preemption: ...`"""
     if node_count == 0:
@@ -160,7 +166,7 @@ def unschedulable_message(node_count: int, reasons: Iterable[list[str]]) -> str:
     for per_node in reasons:
         histogram.update(per_node)
         # Evicting pods can only help where resources are short.
-        helpful = all(r.startswith("Insufficient") or r == "Too many pods" for r in per_node)
+        helpful = all(r.startswith("Insufficient") or r in _PREEMPTABLE for r in per_node)
         preemption["No preemption victims found for incoming pod" if helpful
                    else "Preemption is not helpful for scheduling"] += 1
     parts = ", ".join(f"{n} {reason}" for reason, n in sorted(histogram.items()))

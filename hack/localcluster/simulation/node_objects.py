@@ -20,6 +20,17 @@ SIMULATED_LABEL = "localcluster.dev/simulated"
 
 UNREACHABLE_TAINT = "node.kubernetes.io/unreachable"
 
+#: The topology labels, broadest first. Region, zone and hostname are Kubernetes' well-known
+#: labels; block and rack have none, so these follow Grove's ClusterTopology examples (its
+#: domains region, zone, datacenter, block, rack, host, numa; keys
+#: `topology.kubernetes.io/<domain>` in its configuration docs), which Dynamo's topology-aware
+#: KV transfer reads through a ClusterTopology or a `labelKey`.
+REGION_LABEL = "topology.kubernetes.io/region"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+BLOCK_LABEL = "topology.kubernetes.io/block"
+RACK_LABEL = "topology.kubernetes.io/rack"
+HOST_LABEL = "kubernetes.io/hostname"
+
 _PRESSURE = (
     ("MemoryPressure", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"),
     ("DiskPressure", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"),
@@ -29,16 +40,18 @@ _PRESSURE = (
 
 def node_labels(spec: NodeSpec) -> dict[str, str]:
     labels = {
-        "kubernetes.io/hostname": spec.name,
+        HOST_LABEL: spec.name,
         "kubernetes.io/os": "linux",
         "kubernetes.io/arch": "amd64",
         "beta.kubernetes.io/os": "linux",
         "beta.kubernetes.io/arch": "amd64",
         "node.kubernetes.io/instance-type": "localcluster.gpu" if spec.gpus else "localcluster.cpu",
-        "topology.kubernetes.io/region": "local",
-        "topology.kubernetes.io/zone": spec.zone,
         SIMULATED_LABEL: "true",
     }
+    for key, value in ((REGION_LABEL, spec.region), (ZONE_LABEL, spec.zone),
+                       (BLOCK_LABEL, spec.block), (RACK_LABEL, spec.rack)):
+        if value:
+            labels[key] = value
     if spec.gpus:
         labels.update({
             "nvidia.com/gpu.present": "true",

@@ -207,6 +207,8 @@ def pod_status(pod: Json, run: PodRun, *, ready: bool, host_ip: str, now: str,
     status["containerStatuses"] = statuses
     if old.get("qosClass"):
         status["qosClass"] = old["qosClass"]
+    if old.get("resourceClaimStatuses"):  # the resourceclaim controller's, never the kubelet's
+        status["resourceClaimStatuses"] = old["resourceClaimStatuses"]
     return status
 
 

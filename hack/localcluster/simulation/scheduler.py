@@ -4,7 +4,9 @@ A pod that fits nowhere stays Pending with PodScheduled=False (reason Unschedula
 scheduler's message, plus a FailedScheduling event; it is tried again whenever a node changes
 or a bound pod goes away, as the real scheduler requeues unschedulable pods on cluster events.
 A pod whose PersistentVolumeClaim is missing is unschedulable on every node (`volumes`), and
-tried again when a claim changes.
+tried again when a claim changes. A pod's ResourceClaims are placed by `scheduler_dra` (the
+DynamicResources plugin): allocated from free devices on the chosen node at binding, and the
+pod tried again when claims, slices or device classes change.
 Like the real scheduler's cache, it keeps per-node usage and the pending pods up to date from
 the pod changes it sees, rather than listing every pod per decision.
 """
@@ -22,8 +24,9 @@ from .fit import misfit_reasons, prefilter_message, score, unschedulable_message
 from .loop import Context, ControlLoop, Key
 from .node_usage import NodeUsage
 from .objects import condition, pod_active, set_condition, terminating
+from .scheduler_dra import ClaimPlan
 from .volumes import CLAIMS, claim_problem
-from .writer import NODES, PODS
+from .writer import DEVICE_CLASSES, NODES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICES
 
 Json = dict[str, Any]
 
@@ -65,7 +68,7 @@ class Scheduler(ControlLoop):
         return sorted(self._waiting)
 
     def keys_for(self, change: Change) -> Iterable[Key]:
-        if change.resource in (NODES, CLAIMS):
+        if change.resource in (NODES, CLAIMS, RESOURCE_CLAIMS, RESOURCE_SLICES, DEVICE_CLASSES):
             return self._pending()
         if change.resource != PODS:
             return ()
@@ -97,12 +100,15 @@ class Scheduler(ControlLoop):
             if self._set_scheduled(pod, "False", "Unschedulable", message):
                 self.events.warning(pod, "FailedScheduling", message)
             return None
+        plan = ClaimPlan.for_pod(pod, self.writer)
+        if plan is None:  # PreEnqueue: a claim is not there yet; a claim event wakes the pod
+            return None
         best: tuple[Fraction, str] | None = None
         reasons: list[list[str]] = []
         for node in nodes:
             node_name = node["metadata"]["name"]
             used, count = self._usage.used(node_name)
-            why = misfit_reasons(pod, node, used, count)
+            why = misfit_reasons(pod, node, used, count) or plan.misfit(node_name)
             if why:
                 reasons.append(why)
                 continue
@@ -116,6 +122,8 @@ class Scheduler(ControlLoop):
             if self._set_scheduled(pod, "False", "Unschedulable", message):
                 self.events.warning(pod, "FailedScheduling", message)
             return None
+        if not plan.commit(pod, best[1], self.writer):
+            return 0.05
         self._bind(pod, best[1])
         return None
 

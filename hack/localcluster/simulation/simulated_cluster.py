@@ -17,6 +17,7 @@ from ..operations import Operations
 from .behaviors import Behaviors
 from .config import SimulationConfig
 from .deployments import DeploymentController
+from .dra_driver import DraDriver
 from .endpoints import EndpointsController
 from .grove import PodCliqueScalingGroupController, PodCliqueSetController
 from .grove_podclique import PodCliqueController
@@ -30,6 +31,7 @@ from .metrics import Metrics
 from .nodes import NodeController
 from .replicasets import ReplicaSetController
 from .replicationcontrollers import ReplicationControllerController
+from .resource_claims import ResourceClaimController
 from .scheduler import Scheduler
 from .statefulsets import StatefulSetController
 from .workers import Workers
@@ -59,6 +61,8 @@ class Simulation:
             JobController(self.ctx) if on("jobs") else None,
             EndpointsController(self.ctx) if on("endpoints") else None,
             LeaderWorkerSetController(self.ctx) if on("leaderworkersets") else None,
+            ResourceClaimController(self.ctx) if on("resourceclaims") else None,
+            DraDriver(self.ctx) if on("dradriver") else None,
         ]
         if on("grove"):
             loops += [PodCliqueSetController(self.ctx), PodCliqueScalingGroupController(self.ctx),

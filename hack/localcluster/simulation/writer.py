@@ -32,6 +32,10 @@ DEPLOYMENTS: ResourceKey = ("apps", "deployments")
 REPLICA_SETS: ResourceKey = ("apps", "replicasets")
 JOBS: ResourceKey = ("batch", "jobs")
 CRDS: ResourceKey = ("apiextensions.k8s.io", "customresourcedefinitions")
+RESOURCE_CLAIMS: ResourceKey = ("resource.k8s.io", "resourceclaims")
+RESOURCE_CLAIM_TEMPLATES: ResourceKey = ("resource.k8s.io", "resourceclaimtemplates")
+RESOURCE_SLICES: ResourceKey = ("resource.k8s.io", "resourceslices")
+DEVICE_CLASSES: ResourceKey = ("resource.k8s.io", "deviceclasses")
 
 
 class Retry(Exception):
