@@ -89,3 +89,7 @@ VOLCANO_API_VERSION: Final = "scheduling.volcano.sh/v1beta1"
 ISTIO_API_VERSION: Final = "networking.istio.io/v1beta1"
 INFERENCE_POOL_GROUP: Final = "inference.networking.k8s.io"
 INFERENCE_POOL_API_VERSION: Final = f"{INFERENCE_POOL_GROUP}/v1"
+
+#: The Dynamo release whose images the operator defaults to (the original's own version, as
+#: its chart sets it; ours is a separate package, so it is a setting of its own).
+DYNAMO_VERSION: Final = "1.4.0"

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from api.convert import dump
 from api.v1beta1.graph_deployment_request import DynamoGraphDeploymentRequest
+from backends import constants
 from backends import profiling_job as pj
 from backends.children import Child, DesiredChildren, Write
 from backends.gpu_discovery import hardware_from_nodes
@@ -24,13 +25,14 @@ from backends.named_merge import merge_named
 
 Json = dict[str, Any]
 
-__all__ = ["DEFAULT_PROFILER_IMAGE", "INTENT_OUTPUT_KEY", "discovered_hardware",
-           "effective_spec", "intent_profiling_children", "manual_hardware"]
+__all__ = ["INTENT_OUTPUT_KEY", "PROFILER_IMAGE_REPOSITORY", "default_profiler_image",
+           "discovered_hardware", "effective_spec", "intent_profiling_children",
+           "manual_hardware"]
 
 INTENT_OUTPUT_KEY: Final = "final_config.yaml"
 #: What the original's defaulting webhook gives a request without spec.image: the planner
 #: image of the Dynamo release whose API this operator serves.
-DEFAULT_PROFILER_IMAGE: Final = "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.4.0"
+PROFILER_IMAGE_REPOSITORY: Final = "nvcr.io/nvidia/ai-dynamo/dynamo-planner"
 DEFAULT_MODEL_CACHE_MOUNT: Final = "/opt/model-cache"
 #: The original caps a discovered GPU budget (set hardware.totalGpus to go past it).
 MAX_DISCOVERED_GPUS: Final = 32
@@ -98,7 +100,14 @@ def _env(dgdr: DynamoGraphDeploymentRequest, namespace: str) -> list[Json]:
     ]
 
 
-def _pod_spec(dgdr: DynamoGraphDeploymentRequest, namespace: str, spec: Json) -> Json:
+def default_profiler_image(dynamo_version: str) -> str:
+    """The profiler image of a request that names none: the planner image of the Dynamo
+    release the operator serves, as the original defaults it to its own version."""
+    return f"{PROFILER_IMAGE_REPOSITORY}:{dynamo_version}"
+
+
+def _pod_spec(dgdr: DynamoGraphDeploymentRequest, namespace: str, spec: Json,
+              dynamo_version: str) -> Json:
     name = str(dgdr.metadata["name"])
     mounts: list[Json] = [{"name": "profiling-output", "mountPath": pj.OUTPUT_DIR}]
     volumes: list[Json] = [{"name": "profiling-output", "emptyDir": {}}]
@@ -109,7 +118,8 @@ def _pod_spec(dgdr: DynamoGraphDeploymentRequest, namespace: str, spec: Json) ->
         volumes.append({"name": MODEL_CACHE_VOLUME, "persistentVolumeClaim": {
             "claimName": cache["pvcName"], "readOnly": True}})
     profiler: Json = {
-        "name": pj.PROFILER_CONTAINER, "image": dgdr.spec.image or DEFAULT_PROFILER_IMAGE,
+        "name": pj.PROFILER_CONTAINER,
+        "image": dgdr.spec.image or default_profiler_image(dynamo_version),
         "command": ["python", "-m", "dynamo.profiler"],
         "args": ["--config", json.dumps(spec, sort_keys=True), "--output-dir", pj.OUTPUT_DIR],
         "env": _env(dgdr, namespace), "volumeMounts": mounts, "workingDir": "/workspace",
@@ -131,13 +141,14 @@ def _pod_spec(dgdr: DynamoGraphDeploymentRequest, namespace: str, spec: Json) ->
     }
 
 
-def _job(dgdr: DynamoGraphDeploymentRequest, namespace: str, spec: Json) -> Json:
+def _job(dgdr: DynamoGraphDeploymentRequest, namespace: str, spec: Json,
+         dynamo_version: str) -> Json:
     name = str(dgdr.metadata["name"])
     labels = pj.labels("dynamo-profiler", name)
     job_spec: Json = {
         "backoffLimit": pj.BACKOFF_LIMIT,
         "template": {"metadata": {"labels": dict(labels)},
-                     "spec": _pod_spec(dgdr, namespace, spec)},
+                     "spec": _pod_spec(dgdr, namespace, spec, dynamo_version)},
     }
     overrides = dgdr.spec.overrides
     if overrides is not None and overrides.profiling_job:
@@ -148,10 +159,11 @@ def _job(dgdr: DynamoGraphDeploymentRequest, namespace: str, spec: Json) -> Json
 
 
 def intent_profiling_children(dgdr: DynamoGraphDeploymentRequest, spec: Json, *,
-                              cluster_role: str = "") -> DesiredChildren:
+                              cluster_role: str = "",
+                              dynamo_version: str = constants.DYNAMO_VERSION) -> DesiredChildren:
     """The profiling identity and Job of an intent-based request; `spec` is
     `effective_spec`'s result. The Job is created once (its template cannot change)."""
     namespace = str(dgdr.metadata["namespace"])
-    job = _job(dgdr, namespace, spec)
+    job = _job(dgdr, namespace, spec, dynamo_version)
     return DesiredChildren(children=(*pj.rbac(namespace, cluster_role),
                                      Child(job, Write.CREATE_ONLY)))

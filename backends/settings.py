@@ -50,3 +50,6 @@ class OperatorSettings:
     ingress_controller_class_name: str = ""
     ingress_controller_tls_secret_name: str = ""
     ingress_host_suffix: str = ""
+    #: The Dynamo release of the default images (the profiler's:
+    #: `dynamo-planner:<dynamo_version>`), MAJOR.MINOR.PATCH.
+    dynamo_version: str = constants.DYNAMO_VERSION

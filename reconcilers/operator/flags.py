@@ -90,6 +90,7 @@ class OperatorOptions:
     log_level: str = "info"
     log_format: str = "json"
     operator_version: str = VERSION
+    dynamo_version: str = OperatorSettings.dynamo_version
     #: The namespace-scope marker Lease of restricted mode (seconds).
     namespace_scope_lease_duration: float = 30.0
     namespace_scope_lease_renew_interval: float = 10.0
@@ -119,6 +120,17 @@ def parse_bool(text: str) -> bool:
     if text in ("0", "f", "F", "false", "FALSE", "False"):
         return False
     raise argparse.ArgumentTypeError(f"invalid boolean {text!r} (use true or false)")
+
+
+_RELEASE = re.compile(r"(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})")
+
+
+def parse_release(text: str) -> str:
+    """A Dynamo release as MAJOR.MINOR.PATCH (no `v`, prerelease or leading zeros)."""
+    if not _RELEASE.fullmatch(text):
+        raise argparse.ArgumentTypeError(
+            f"invalid release {text!r} (MAJOR.MINOR.PATCH, e.g. 1.4.0)")
+    return text
 
 
 def parse_duration(text: str) -> float:
@@ -355,6 +367,9 @@ def build_parser() -> argparse.ArgumentParser:
     scope.add_argument("--namespace-scope-lease-renew-interval", type=parse_duration,
           default=_D.namespace_scope_lease_renew_interval,
           help="how often the marker Lease is renewed [%(default)gs]")
+    p.add_argument("--dynamo-version", type=parse_release, default=_D.dynamo_version,
+                   help="the Dynamo release of default images, e.g. the profiler's "
+                        "dynamo-planner:<version> (MAJOR.MINOR.PATCH) [%(default)s]")
     p.add_argument("--operator-version", default=_D.operator_version,
                    help="version reported in logs and in the marker Lease's holder [%(default)s]")
 
@@ -441,6 +456,7 @@ def parse_options(argv: Sequence[str]) -> OperatorOptions:
         grove_termination_delay=a.grove_termination_delay,
         grove=a.grove, lws=a.lws, volcano=a.volcano, kai_scheduler=a.kai_scheduler,
         log_level=a.log_level, log_format=a.log_format, operator_version=a.operator_version,
+        dynamo_version=a.dynamo_version,
         enable_webhooks=bool(a.enable_webhooks or a.webhook_url),
         webhook_port=a.webhook_port,
         webhook_cert_dir=a.webhook_cert_dir, webhook_url=a.webhook_url,

@@ -143,7 +143,8 @@ def operator_settings(options: OperatorOptions, apis: ServedApis) -> OperatorSet
         virtual_service_gateway=gateway,
         ingress_controller_class_name=options.ingress_controller_class_name,
         ingress_controller_tls_secret_name=options.ingress_controller_tls_secret_name,
-        ingress_host_suffix=options.ingress_host_suffix)
+        ingress_host_suffix=options.ingress_host_suffix,
+        dynamo_version=options.dynamo_version)
 
 
 async def run(options: OperatorOptions) -> int:

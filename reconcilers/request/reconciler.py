@@ -256,8 +256,9 @@ class GraphDeploymentRequestReconciler:
                 desired, aic = await self.legacy.children(req.legacy, role)
             else:
                 spec = intent.effective_spec(req.dgdr, await self._hardware(req.dgdr))
-                desired, aic = intent.intent_profiling_children(req.dgdr, spec,
-                                                                cluster_role=role), False
+                desired, aic = intent.intent_profiling_children(
+                    req.dgdr, spec, cluster_role=role,
+                    dynamo_version=self.ctx.settings.dynamo_version), False
         except (GenerationError, NoGpus) as error:
             return job_creation_failed(live, s, str(error))
         job = pj.job_name(req.name)

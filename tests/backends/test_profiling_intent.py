@@ -16,7 +16,7 @@ from backends.children import Write
 from backends.errors import GenerationError
 from backends.generated_graph import materialize
 from backends.profiling_intent import (
-    DEFAULT_PROFILER_IMAGE,
+    default_profiler_image,
     discovered_hardware,
     effective_spec,
     intent_profiling_children,
@@ -101,7 +101,15 @@ def test_the_job_runs_the_profiler_on_the_intent() -> None:
     copier = pod["containers"][1]
     assert copier["name"] == "output-copier"
     assert "--from-file=/data/final_config.yaml" in copier["command"][2]
-    assert profiler(job_of(dgdr()))["image"] == DEFAULT_PROFILER_IMAGE
+    assert profiler(job_of(dgdr()))["image"] == default_profiler_image("1.4.0")
+
+
+def test_without_an_image_the_profiler_runs_the_operators_dynamo_release() -> None:
+    request = dgdr()
+    children = intent_profiling_children(request, effective_spec(request, None),
+                                         dynamo_version="1.5.2")
+    [job] = [c.obj for c in children.children if c.obj["kind"] == "Job"]
+    assert profiler(job)["image"] == "nvcr.io/nvidia/ai-dynamo/dynamo-planner:1.5.2"
 
 
 def test_the_model_cache_is_mounted_read_only() -> None:

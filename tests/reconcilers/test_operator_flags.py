@@ -113,6 +113,9 @@ def test_durations() -> None:
     (["--lws", "sometimes"], "--lws"),
     (["--leader-election-lease-duration", "5s"], "--leader-election-renew-deadline"),
     (["--no-such-flag"], "--no-such-flag"),
+    (["--dynamo-version", "v1.4.0"], "--dynamo-version"),
+    (["--dynamo-version", "1.04.0"], "--dynamo-version"),
+    (["--dynamo-version", "1.4.0-rc1"], "--dynamo-version"),
 ])
 def test_bad_flags_exit_2_naming_the_flag(argv: list[str], flag: str,
                                           capsys: pytest.CaptureFixture[str]) -> None:
@@ -150,6 +153,13 @@ def test_optional_apis_follow_discovery_unless_forced() -> None:
     with pytest.raises(MissingApi, match=r"networking\.istio\.io"):
         operator_settings(parse_options([*IN_POD, "--istio-virtual-service-gateway=gw"]),
                           served)
+
+
+def test_the_dynamo_release_of_default_images_is_an_option() -> None:
+    served = ServedApis(frozenset())
+    assert operator_settings(parse_options(IN_POD), served).dynamo_version == "1.4.0"
+    settings = operator_settings(parse_options([*IN_POD, "--dynamo-version=1.5.2"]), served)
+    assert settings.dynamo_version == "1.5.2"
 
 
 def test_mpi_secret_namespace_is_an_option_defaulting_to_the_pods(
