@@ -1,6 +1,9 @@
 """DynamoModels with the operator process and kubectl: the examples' base model and LoRA
 adapter find the graph's workers, a worker added with `kubectl scale dgdsa` gets the adapter,
-and deleting the adapter unloads it everywhere (asserted on the simulated workers)."""
+and deleting the adapter unloads it everywhere (asserted on the simulated workers). Each
+worker, running with the Kubernetes discovery the operator set up, publishes its
+DynamoWorkerMetadata, owned by its pod: the same pods the models list (from EndpointSlices,
+as the original's controller finds them)."""
 
 from __future__ import annotations
 
@@ -16,6 +19,7 @@ GRAPH = "vllm-lora"
 BASE = "Qwen/Qwen3-0.6B"
 LORA = "qwen3-support-lora"
 ADAPTER = "vllm-lora-vllmdecodeworker"
+DWM = "dynamoworkermetadatas.v1alpha1.nvidia.com"
 
 
 def non_lease_writes(cluster: LocalCluster) -> int:
@@ -31,6 +35,23 @@ async def counts(env: Env, name: str) -> tuple[int, int] | None:
     if "totalEndpoints" not in status:
         return None
     return int(status.get("readyEndpoints", 0)), int(status["totalEndpoints"])
+
+
+async def published_as_listed(env: Env, name: str) -> bool:
+    """Every pod the model lists has published its DynamoWorkerMetadata, owned by it, with
+    the base model's card, and no other pod has."""
+    status = ((await env.get(DM, name)) or {}).get("status") or {}
+    listed = sorted(str(e.get("podName")) for e in status.get("endpoints") or ())
+    found = {o["metadata"]["name"]: o for o in (await env.get(DWM))["items"]}
+    if not listed or sorted(found) != listed:
+        return False
+    for pod_name, dwm in found.items():
+        pod = await env.get("pod", pod_name)
+        owners = [(r["kind"], r["uid"]) for r in dwm["metadata"].get("ownerReferences") or ()]
+        cards = (dwm["spec"]["data"].get("model_cards") or {}).values()
+        assert owners == [("Pod", pod["metadata"]["uid"])], dwm
+        assert [c["card_json"]["display_name"] for c in cards] == [BASE], dwm
+    return True
 
 
 async def test_models_follow_the_graph_workers(
@@ -52,9 +73,13 @@ async def test_models_follow_the_graph_workers(
     lines = {line.split()[0]: line.split() for line in table.splitlines()[1:]}
     assert lines[LORA][1:5] == [BASE, "lora", "2", "2"], table
     assert lines["qwen3-base"][1:5] == [BASE, "base", "0", "2"], table
+    await eventually(lambda: published_as_listed(env, "qwen3-base"),
+                     what="each listed worker's DynamoWorkerMetadata")
 
     await env.k("scale", DGDSA, ADAPTER, "--replicas=3")
     await eventually(lambda: loaded_on(3), what="the adapter on the added worker")
+    await eventually(lambda: published_as_listed(env, "qwen3-base"),
+                     what="the added worker's DynamoWorkerMetadata")
 
     # Idle once every endpoint has the adapter: no writes but the lease, no worker calls.
     await asyncio.sleep(1.0)

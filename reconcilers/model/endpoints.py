@@ -8,6 +8,9 @@ label, and its DynamoModels through an index on the hash of their `baseModelName
 A candidate is one address of one endpoint whose `targetRef` is a Pod, addressed at the
 worker's system port as `http://<ip>:9090` (IPv6 in brackets). Its readiness is the slice's
 `conditions.ready` (absent means ready, as the EndpointSlice API defines it).
+
+The original's controller finds endpoints the same way, with Kubernetes discovery too: the
+DynamoWorkerMetadata each worker publishes is for the Dynamo runtimes, and is not read here.
 """
 
 from __future__ import annotations
