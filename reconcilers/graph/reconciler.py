@@ -47,6 +47,7 @@ from controller.errors import ApiError, Conflict, TerminalError, is_transient
 from controller.handlers import CREATE_IGNORED, STATUS_ONLY_IGNORED
 from controller.manager import Manager
 from controller.reconcile import Request, Result
+from reconcilers.graph.checkpoint_notice import warn_checkpoint_ignored
 from reconcilers.graph.children import claimed_names, report_orphaned_adapters
 from reconcilers.graph.components import ComponentPath
 from reconcilers.graph.grove import GrovePath
@@ -194,6 +195,7 @@ class GraphDeploymentReconciler:
         # The written graph is not read again here: its answer is not decoded.
         await write_status(self.ctx.client, GRAPH_DEPLOYMENTS, live, status, decode=False)
         self.pacer.clear(key)
+        await warn_checkpoint_ignored(self.writer.recorder, live, before.get("status"))
         event = transition_event(before.get("status"), status)
         if event is not None:
             warning, reason, message = event
