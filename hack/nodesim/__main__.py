@@ -1,6 +1,6 @@
-"""`python -m hack.nodesim --kubeconfig F [--nodes N --gpus G]`: run simulated nodes and
-kubelets against that cluster until SIGTERM or Ctrl-C; prints `ready <n> nodes` once they
-are registered and the pod watch has synced."""
+"""`python -m hack.nodesim --kubeconfig F [--nodes N --gpus G | --node-file FILE]`: run
+simulated nodes and kubelets against that cluster until SIGTERM or Ctrl-C; prints
+`ready <n> nodes` once they are registered and the pod watch has synced."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from controller.log_config import FORMATS, LEVELS, configure_logging
+from hack.localcluster.simulation.config import load_nodes
 
 from .config import NodeSimConfig, PodDelays, nodes
 from .simulator import NodeSim
@@ -23,11 +24,18 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--nodes", type=int, default=2, help="how many nodes (default 2)")
     p.add_argument("--gpus", type=int, default=8, help="nvidia.com/gpu per node (default 8)")
     p.add_argument("--name-prefix", default="nodesim", help="nodes are <prefix>-0, -1, ...")
+    p.add_argument("--node-file", type=Path, default=None, metavar="FILE",
+                   help="the nodes from a YAML file, as the local cluster's --nodes reads it "
+                        "(names, GPUs, topology; replaces --nodes, --gpus, --name-prefix)")
     p.add_argument("--pod-start", type=float, default=PodDelays.pod_start,
                    help="seconds from binding to running")
     p.add_argument("--ready-delay", type=float, default=None,
                    help="seconds from running to ready for a pod with a readiness probe"
-                        " (default: the probe's initialDelaySeconds)")
+                        " (default: the probe's initialDelaySeconds); a pod's"
+                        " localcluster.dev/ready-after annotation comes first")
+    p.add_argument("--stop-delay", type=float, default=PodDelays.container_stop,
+                   help="seconds a container takes to exit on SIGTERM, at most the grace"
+                        " period; a pod's localcluster.dev/stop-after annotation comes first")
     p.add_argument("--keep-nodes", action="store_true", help="leave the nodes on exit")
     p.add_argument("--log-level", choices=LEVELS, default="info")
     p.add_argument("--log-format", choices=FORMATS, default="console")
@@ -36,8 +44,10 @@ def _parser() -> argparse.ArgumentParser:
 
 async def _main(args: argparse.Namespace) -> None:
     config = NodeSimConfig(
-        nodes=nodes(args.nodes, args.gpus, args.name_prefix),
-        delays=replace(PodDelays(), pod_start=args.pod_start, ready_delay=args.ready_delay),
+        nodes=load_nodes(args.node_file) if args.node_file else nodes(
+            args.nodes, args.gpus, args.name_prefix),
+        delays=replace(PodDelays(), pod_start=args.pod_start, ready_delay=args.ready_delay,
+                       container_stop=args.stop_delay),
         delete_nodes_on_exit=not args.keep_nodes)
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()

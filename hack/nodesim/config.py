@@ -1,4 +1,5 @@
-"""What nodesim simulates: how many nodes, their GPUs and capacity, and every delay it waits.
+"""What nodesim simulates: how many nodes, their GPUs, capacity and topology, and every delay
+it waits.
 
 The delays default to short values so tests run fast; `ready_delay=None` makes a pod with a
 readiness probe ready after its probe's `initialDelaySeconds`, as a kubelet's first
@@ -7,9 +8,9 @@ successful probe would.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from hack.localcluster.simulation.config import NodeSpec
+from hack.localcluster.simulation.config import NodeSpec, default_nodes
 
 
 @dataclass(frozen=True)
@@ -19,8 +20,10 @@ class PodDelays:
     #: Bound pod -> containers running (sandbox and image pull).
     pod_start: float = 0.2
     #: Running container with a readiness probe -> ready; None: the probe's initial delay.
+    #: A pod's `localcluster.dev/ready-after` (probe or not) comes first.
     ready_delay: float | None = 0.2
-    #: Deleted pod: SIGTERM -> its containers have exited (capped by the grace period).
+    #: Deleted pod: SIGTERM -> its containers have exited (a stop beyond the grace period is
+    #: a kill when it ends). A pod's `localcluster.dev/stop-after` comes first.
     container_stop: float = 0.2
     #: Containers stopped (terminated status written) -> the final delete with grace 0.
     pod_termination: float = 0.2
@@ -47,6 +50,8 @@ class NodeSimConfig:
 
 
 def nodes(count: int, gpus: int, prefix: str = "nodesim") -> list[NodeSpec]:
-    """`count` GPU nodes named `<prefix>-0`, `<prefix>-1`, ..., over two zones."""
-    return [NodeSpec(name=f"{prefix}-{i}", gpus=gpus, zone=f"zone-{'ab'[i % 2]}")
-            for i in range(count)]
+    """`count` GPU nodes named `<prefix>-0`, `<prefix>-1`, ..., with the in-process
+    simulation's topology (`default_nodes`): two zones, two nodes to a rack and two racks to a
+    block within a zone, so the Nodes carry region, zone, block and rack labels."""
+    return [replace(spec, name=f"{prefix}-{i}")
+            for i, spec in enumerate(default_nodes(count, gpus))]

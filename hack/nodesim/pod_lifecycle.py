@@ -7,12 +7,14 @@ kubelet reports), `termination` (SIGTERM, the containers' stop, exit codes), `Be
 address and system port while its container runs).
 
 A bound pod goes ContainerCreating -> Running after `pod_start`; it is ready at once, or
-after `ready_delay` (or its probe's initial delay) when it has a readiness probe; a Job's
+after `ready_delay` (or its probe's initial delay) when it has a readiness probe, or after
+the pod's `localcluster.dev/ready-after` seconds (`Behaviors.set_ready_after`); a Job's
 pod runs to completion, a DGDR's profiling pod as the profiler would (`profiler_output`). A
-deleted pod's containers stop (SIGTERM), its status shows them
-terminated and the pod NotReady, then the pod is deleted with grace 0 and its UID as a
-precondition, as the kubelet's status manager does. Crash loops, image-pull failures and
-volume checks are the in-process kubelet's alone.
+deleted pod's containers stop (SIGTERM) after `container_stop`, or the pod's
+`localcluster.dev/stop-after` seconds, at most its grace period (else they are killed with
+137 when it ends); its status shows them terminated and the pod NotReady, then the pod is
+deleted with grace 0 and its UID as a precondition, as the kubelet's status manager does.
+Crash loops, image-pull failures and volume checks are the in-process kubelet's alone.
 """
 
 from __future__ import annotations
@@ -177,15 +179,21 @@ class PodLifecycle:
         override = self.behaviors.ready_override(pod)
         if override is not None:
             return override, None
-        probes = [c["readinessProbe"] for c in (pod.get("spec") or {}).get("containers") or ()
-                  if c.get("readinessProbe")]
-        if not probes:
-            return True, None
-        delay = self.delays.ready_delay
+        delay = self.behaviors.ready_after(pod)
         if delay is None:
-            delay = float(max(int(p.get("initialDelaySeconds") or 0) for p in probes))
+            probes = [c["readinessProbe"] for c in (pod.get("spec") or {}).get("containers")
+                      or () if c.get("readinessProbe")]
+            if not probes:
+                return True, None
+            delay = self.delays.ready_delay
+            if delay is None:
+                delay = float(max(int(p.get("initialDelaySeconds") or 0) for p in probes))
         ready_at = run.since + delay
         return (True, None) if now >= ready_at else (False, ready_at - now)
+
+    def _stop_delay(self, pod: Json) -> float:
+        delay = self.behaviors.stop_after(pod)
+        return self.delays.container_stop if delay is None else delay
 
     async def _terminate(self, key: Key, pod: Json, run: PodRun, now: float) -> float | None:
         if key in self._deleted:
@@ -196,7 +204,7 @@ class PodLifecycle:
                 delay, run.stop_exit = stop_plan(
                     ignores_sigterm=self.behaviors.ignores_sigterm(pod),
                     runs_to_completion=self._job_run(key, pod) is not None,
-                    grace=grace_period(pod), stop_delay=self.delays.container_stop)
+                    grace=grace_period(pod), stop_delay=self._stop_delay(pod))
                 run.stop_at = now + delay
         if run.stage == RUNNING:
             if now < run.stop_at:

@@ -1,8 +1,11 @@
-"""How simulated pods behave, as tests choose: readiness, crash loops, image pulls, job results.
+"""How simulated pods behave, as tests choose: readiness, crash loops, image pulls, job results,
+how long a container takes to become ready and to stop.
 
 Each behaviour can be set on the pod itself (an annotation, which also works from kubectl and
 in e2e runs) or in-process by a test through `Behaviors` (by pod name or label selector). An
-in-process rule wins over an annotation; among rules, the latest wins.
+in-process rule wins over an annotation; among rules, the latest wins. The two delays
+(`READY_AFTER`, `STOP_AFTER`) fall back on the cluster-wide defaults of the simulation's
+config (`Delays.pod_ready`, `Delays.container_stop`; nodesim's `PodDelays`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,15 @@ JOB_DURATION = "localcluster.dev/job-duration"
 #: "ignore-sigterm": on a graceful delete the containers run on until the grace period ends
 #: and are killed (exit code 137); "exit" (default): they stop at once on SIGTERM.
 STOP = "localcluster.dev/stop"
+
+#: Seconds from the container's (latest) start until its readiness probe passes; it applies to
+#: a pod with or without a probe (the cluster-wide default, `Delays.pod_ready`, only to pods
+#: with one). Rolling updates become observable with a few seconds here.
+READY_AFTER = "localcluster.dev/ready-after"
+#: Seconds a container takes to exit after SIGTERM (draining): the pod stays Terminating that
+#: long. Longer than the pod's grace period (terminationGracePeriodSeconds, or the delete's
+#: gracePeriodSeconds) it is killed when the grace ends (exit code 137).
+STOP_AFTER = "localcluster.dev/stop-after"
 
 MODES = ("run", "crashloop", "image-pull-failure")
 OUTCOMES = ("succeed", "fail")
@@ -66,6 +78,8 @@ class Behaviors:
         self._mode: list[_Rule] = []
         self._jobs: list[_Rule] = []
         self._stop: list[_Rule] = []
+        self._ready_after: list[_Rule] = []
+        self._stop_after: list[_Rule] = []
         self.changed = changed or (lambda: None)
 
     # --- the test API --------------------------------------------------------------------
@@ -92,6 +106,18 @@ class Behaviors:
         self._stop.append(_rule(namespace, name, selector, stop))
         self.changed()
 
+    def set_ready_after(self, namespace: str, seconds: float, *, name: str | None = None,
+                        selector: str | None = None) -> None:
+        """Pods become ready `seconds` after their container starts (see READY_AFTER)."""
+        self._ready_after.append(_rule(namespace, name, selector, str(_seconds(seconds))))
+        self.changed()
+
+    def set_stop_after(self, namespace: str, seconds: float, *, name: str | None = None,
+                       selector: str | None = None) -> None:
+        """Pods' containers take `seconds` to exit on SIGTERM (see STOP_AFTER)."""
+        self._stop_after.append(_rule(namespace, name, selector, str(_seconds(seconds))))
+        self.changed()
+
     def set_job_outcome(self, namespace: str, job: str, outcome: str,
                         duration: float | None = None) -> None:
         """How the pods of Job `job` end, and (optionally) how long each runs."""
@@ -106,6 +132,8 @@ class Behaviors:
         self._mode.clear()
         self._jobs.clear()
         self._stop.clear()
+        self._ready_after.clear()
+        self._stop_after.clear()
         self.changed()
 
     # --- what the kubelet asks -----------------------------------------------------------
@@ -125,6 +153,14 @@ class Behaviors:
     def ignores_sigterm(self, pod: Json) -> bool:
         value = _latest(self._stop, pod) or annotations_of(pod).get(STOP, "exit")
         return value == "ignore-sigterm"
+
+    def ready_after(self, pod: Json) -> float | None:
+        """Seconds from container start to ready the pod asks for (None: the default)."""
+        return _delay(_latest(self._ready_after, pod), annotations_of(pod).get(READY_AFTER))
+
+    def stop_after(self, pod: Json) -> float | None:
+        """Seconds from SIGTERM to exit the pod asks for (None: the default)."""
+        return _delay(_latest(self._stop_after, pod), annotations_of(pod).get(STOP_AFTER))
 
     def job_run(self, pod: Json, job: Json | None, default_duration: float) -> JobRun | None:
         """The run of a pod that runs to completion, or None for one that runs until deleted."""
@@ -154,6 +190,26 @@ class Behaviors:
 
 def _rule(namespace: str, name: str | None, selector: str | None, value: str) -> _Rule:
     return _Rule(namespace, name, LabelSelector.parse(selector) if selector else None, value)
+
+
+def _seconds(value: float) -> float:
+    seconds = float(value)
+    if not seconds >= 0:  # negative or NaN
+        raise ValueError(f"seconds must be a number >= 0, not {value!r}")
+    return seconds
+
+
+def _delay(rule: str | None, annotation: str | None) -> float | None:
+    """The rule's delay, else the annotation's; an unreadable or negative one counts as unset
+    (a typo in a manifest should not stop the pod)."""
+    for value in (rule, annotation):
+        if value is None:
+            continue
+        try:
+            return _seconds(float(value.strip().removesuffix("s")))
+        except ValueError:
+            continue
+    return None
 
 
 def _latest(rules: list[_Rule], obj: Json) -> str | None:

@@ -39,9 +39,12 @@ class Delays:
     #: Bound pod -> containers running (image pull and sandbox creation).
     pod_start: float = 0.05
     #: Running container with a readiness probe -> ready (without a probe it is ready at once).
+    #: The cluster-wide default of `localcluster.dev/ready-after` (`behaviors`), which a pod
+    #: or a test sets for itself, probe or not.
     pod_ready: float = 0.05
     #: Deleted pod: SIGTERM -> its containers have exited (a server draining; a container
     #: that ignores SIGTERM runs until the grace period ends instead, see `termination`).
+    #: The cluster-wide default of `localcluster.dev/stop-after`; at most the grace period.
     container_stop: float = 0.04
     #: Deleted pod whose containers have stopped (terminated status written) -> removed.
     pod_termination: float = 0.02

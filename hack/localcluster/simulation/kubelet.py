@@ -1,10 +1,13 @@
 """The simulated kubelets: run the pods bound to simulated nodes and report their status.
 
 A bound pod goes ContainerCreating -> Running after `Delays.pod_start`, becomes ready at once
-(or after `Delays.pod_ready` when it has a readiness probe) unless a test holds it unready;
+(or after `Delays.pod_ready` when it has a readiness probe; after `localcluster.dev/ready-after`
+seconds when the pod or a test's `Behaviors.set_ready_after` says so) unless a test holds it
+unready;
 crash-loops or fails its image pull when asked to (see `behaviors`); runs to completion when
 its restartPolicy is Never/OnFailure and it belongs to a Job (or says so). A deleted pod's
-containers get SIGTERM, stop, show `terminated` with the pod NotReady and in a terminal
+containers get SIGTERM, stop (after `Delays.container_stop`, or `localcluster.dev/stop-after`
+seconds, at most the grace period), show `terminated` with the pod NotReady and in a terminal
 phase, and the pod is removed after that (`termination`). What the containers print is kept
 in `logs` (`container_logs`). A node marked down has no working kubelet.
 
@@ -176,7 +179,7 @@ class Kubelet(ControlLoop):
                 delay, run.stop_exit = stop_plan(
                     ignores_sigterm=self.ctx.behaviors.ignores_sigterm(pod),
                     runs_to_completion=self._job_run(pod) is not None, grace=grace,
-                    stop_delay=self.delays.container_stop)
+                    stop_delay=self._stop_delay(pod))
                 run.stop_at = now + delay
                 for c in _containers(pod):
                     self._event(pod, "Normal", "Killing", f"Stopping container {c.get('name')}")
@@ -368,12 +371,20 @@ class Kubelet(ControlLoop):
         override = self.ctx.behaviors.ready_override(pod)
         if override is not None:
             return override, None
-        probed = any(c.get("readinessProbe") for c in _containers(pod))
-        ready_at = run.since + (self.delays.pod_ready if probed else 0.0)
+        delay = self.ctx.behaviors.ready_after(pod)
+        if delay is None:
+            probed = any(c.get("readinessProbe") for c in _containers(pod))
+            delay = self.delays.pod_ready if probed else 0.0
+        ready_at = run.since + delay
         now = self.ctx.clock.now()
         if now < ready_at:
             return False, ready_at - now
         return True, None
+
+    def _stop_delay(self, pod: Json) -> float:
+        """Seconds the pod's containers take to exit on SIGTERM."""
+        delay = self.ctx.behaviors.stop_after(pod)
+        return self.delays.container_stop if delay is None else delay
 
     def _job_run(self, pod: Json) -> JobRun | None:
         profiling = self.profiler.job_run(pod)

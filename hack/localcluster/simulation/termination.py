@@ -1,13 +1,15 @@
 """How the simulated kubelet ends a deleted pod's containers, in the real kubelet's steps.
 
 On a graceful delete the kubelet sends each running container SIGTERM (a `Killing` event) and
-waits for it to exit, at most the pod's `deletionGracePeriodSeconds`, then kills it (exit code
-137). A simulated service container exits on SIGTERM with code 0 after `Delays.container_stop`
-(a short drain: endpoints show it serving and terminating meanwhile); a run-to-completion
-(Job) container dies of the signal (143, which the Job controller counts as a failure, as the
-real one counts deleted pods); a container whose pod says `localcluster.dev/stop:
-ignore-sigterm` (or a test's `Behaviors.set_stop`) runs on until the grace period ends and
-is killed (137).
+waits for it to exit, at most the pod's `deletionGracePeriodSeconds` (the delete's grace, else
+the pod's `terminationGracePeriodSeconds`), then kills it (exit code 137). A simulated service
+container exits on SIGTERM with code 0 after its stop time: `localcluster.dev/stop-after`
+seconds (or a test's `Behaviors.set_stop_after`), else `Delays.container_stop` (a drain: the
+pod stays Terminating, and endpoints show it serving, not ready and terminating meanwhile); a
+stop time beyond the grace ends in the kill. A run-to-completion (Job) container dies of the
+signal (143, which the Job controller counts as a failure, as the real one counts deleted
+pods); a container whose pod says `localcluster.dev/stop: ignore-sigterm` (or a test's
+`Behaviors.set_stop`) runs on until the grace period ends and is killed (137).
 
 Once they have stopped, the pod's status shows them `terminated`, Ready and ContainersReady
 False, and a terminal phase (kubelet 1.27 and later: Succeeded when every container exited 0,
@@ -39,10 +41,11 @@ def grace_period(pod: Json) -> float:
 
 def stop_plan(*, ignores_sigterm: bool, runs_to_completion: bool, grace: float,
               stop_delay: float) -> tuple[float, int]:
-    """Seconds from SIGTERM until the containers have stopped, and their exit code."""
-    if ignores_sigterm:
+    """Seconds from SIGTERM until the containers have stopped, and their exit code: killed
+    when the grace ends first."""
+    if ignores_sigterm or stop_delay > grace:
         return grace, SIGKILL_EXIT
-    return min(stop_delay, grace), SIGTERM_EXIT if runs_to_completion else 0
+    return stop_delay, SIGTERM_EXIT if runs_to_completion else 0
 
 
 def stop_message(exit_code: int, grace: float) -> str:
