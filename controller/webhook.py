@@ -87,13 +87,18 @@ class AdmissionRequest:
 
 @dataclass(frozen=True)
 class AdmissionResponse:
-    """What a handler decides: allowed or not (with a message and code), and warnings."""
+    """What a handler decides: allowed or not (with a message and code), and warnings.
+
+    `reason` is the Status reason the API server passes on (`Invalid`, `Forbidden`); `cause`
+    is a machine word for why a request was denied (`immutable_field_changed`), for metrics
+    only: it never leaves the process."""
 
     allowed: bool
     message: str = ""
     code: int = 200
     reason: str = ""
     warnings: tuple[str, ...] = ()
+    cause: str = ""
 
     @classmethod
     def allow(cls, warnings: tuple[str, ...] = ()) -> AdmissionResponse:
@@ -101,8 +106,8 @@ class AdmissionResponse:
 
     @classmethod
     def deny(cls, message: str, code: int = 403, reason: str = "Forbidden",
-             warnings: tuple[str, ...] = ()) -> AdmissionResponse:
-        return cls(False, message, code, reason, warnings)
+             warnings: tuple[str, ...] = (), cause: str = "") -> AdmissionResponse:
+        return cls(False, message, code, reason, warnings, cause)
 
     def to_json(self, uid: str) -> Json:
         out: Json = {"uid": uid, "allowed": self.allowed}

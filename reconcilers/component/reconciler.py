@@ -101,7 +101,9 @@ from reconcilers.machinery.status_writer import write_status
 
 Json = dict[str, Any]
 
-#: Controller name, event source component and metrics label (the original's).
+#: The event source component (and the child writer's). The controller is named after
+#: the kind (COMPONENT_DEPLOYMENTS.kind), as the original's `Named(...)`: the `controller`
+#: label of controller-runtime's metrics, the work queue's name, the logs' controller.
 NAME = "dynamocomponentdeployment"
 KIND = "DynamoComponentDeployment"
 
@@ -363,7 +365,7 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
     index_service_accounts(manager.cache)
     reconciler = ComponentDeploymentReconciler(ctx)
     manager.add_controller(
-        NAME, reconciler.reconcile, for_=COMPONENT_DEPLOYMENTS,
+        COMPONENT_DEPLOYMENTS.kind, reconciler.reconcile, for_=COMPONENT_DEPLOYMENTS,
         owns=owned_resources(ctx.settings),
         watches=[(PODS, pods_to_components),
                  (SERVICES, model_service_informer_mapper(ctx.cache))],

@@ -87,6 +87,9 @@ from reconcilers.machinery.status_writer import write_status
 Json = dict[str, Any]
 log = structlog.get_logger("reconcilers.graph")
 
+#: The event source component (and the child writer's). The controller is named after
+#: the kind (GRAPH_DEPLOYMENTS.kind), as the original's `Named(...)`: the `controller`
+#: label of controller-runtime's metrics, the work queue's name, the logs' controller.
 NAME = "dynamographdeployment"
 CLAIM_INDEX = "graph-claims"
 
@@ -258,7 +261,7 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
         watches += [(POD_CLIQUES, _by_graph_label), (POD_CLIQUE_SCALING_GROUPS, _by_graph_label)]
     # As the original: the graph's own status writes and the creation of its children (its
     # own doing) wake nothing; their updates and deletions do.
-    manager.add_controller(NAME, GraphDeploymentReconciler(ctx).reconcile, for_=GRAPH_DEPLOYMENTS,
-                           owns=owns, watches=watches,
+    manager.add_controller(GRAPH_DEPLOYMENTS.kind, GraphDeploymentReconciler(ctx).reconcile,
+                           for_=GRAPH_DEPLOYMENTS, owns=owns, watches=watches,
                            max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME),
                            for_predicate=STATUS_ONLY_IGNORED, owns_predicate=CREATE_IGNORED)

@@ -25,7 +25,7 @@ class OperatorContext:
     settings: OperatorSettings
     #: Only this namespace is reconciled when set (namespace-restricted mode).
     namespace: str | None = None
-    #: Workers per controller name (`--max-concurrent-reconciles name=N`); others get
+    #: Workers per controller name (`--max-concurrent-reconciles Kind=N`, any case); others get
     #: `default_workers`.
     workers: dict[str, int] = field(default_factory=dict)
     default_workers: int = 1
@@ -51,5 +51,11 @@ class OperatorContext:
         return ChildWriter(self.client, self.cache, self.recorder(component))
 
     def max_concurrent_reconciles(self, controller: str) -> int:
-        """How many keys the named controller may reconcile at once."""
-        return self.workers.get(controller, self.default_workers)
+        """How many keys the named controller may reconcile at once. Names compare without
+        case: `DynamoGraphDeployment=4` (the controller's name, its kind) and the older
+        `dynamographdeployment=4` are the same."""
+        wanted = controller.lower()
+        for name, count in self.workers.items():
+            if name.lower() == wanted:
+                return count
+        return self.default_workers

@@ -73,6 +73,9 @@ from reconcilers.model.lora import (
 Json = dict[str, Any]
 log = structlog.get_logger("reconcilers.model")
 
+#: The event source component (and the child writer's). The controller is named after
+#: the kind (MODELS.kind), as the original's `Named(...)`: the `controller`
+#: label of controller-runtime's metrics, the work queue's name, the logs' controller.
 NAME = "dynamomodel"
 LORA = "lora"
 
@@ -263,6 +266,6 @@ def register(manager: Manager, ctx: OperatorContext, settings: LoraSettings | No
     """Add the DynamoModel controller to a manager."""
     manager.cache.informer(ENDPOINT_SLICES, indexers={BY_MODEL_HASH: labelled_key})
     to_models = _to_models(manager)
-    manager.add_controller(NAME, ModelReconciler(ctx, settings).reconcile, for_=MODELS,
+    manager.add_controller(MODELS.kind, ModelReconciler(ctx, settings).reconcile, for_=MODELS,
                            watches=[(ENDPOINT_SLICES, to_models), (PODS, to_models)],
                            max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME))

@@ -6,7 +6,9 @@ must pass the create rules; an update the update rules, which also compare with 
 (backendFramework and DynamoModel fields immutable, the DGDR spec frozen once profiling started,
 replicas owned by a scaling adapter). Deprecated fields come back as warnings. A delete, and an
 update of an object being deleted (finalizers being removed), is always admitted, and so is
-anything in a namespace another, namespace-restricted, operator claims.
+anything in a namespace another, namespace-restricted, operator claims. A refusal carries
+its reason for `dynamo_operator_webhook_denials_total` (`reconcilers.machinery.denials`:
+immutable_field_changed, forbidden, invalid_config, bad_request), beside the message.
 
 Replicas owned by a scaling adapter may be changed only by the operator itself (its own
 identity, read at start-up) or by a Planner (a ServiceAccount named `planner-serviceaccount`).
@@ -45,6 +47,7 @@ from api.v1alpha1 import (
 from api.validation import validate, warnings
 from api.validation.v1beta1_shape import v1beta1_shape
 from controller.webhook import AdmissionRequest, AdmissionResponse, Handler
+from reconcilers.machinery.denials import BAD_REQUEST, denial_cause
 from reconcilers.request.admission import admit_request
 
 __all__ = ["API_VERSIONS", "WEBHOOKS", "AdmissionPolicy", "Webhook", "handler_for"]
@@ -127,7 +130,8 @@ def decide(kind: type, request: AdmissionRequest, policy: AdmissionPolicy) -> Ad
             old_json.get("metadata") or {}).get("deletionTimestamp"):
         return AdmissionResponse.allow()
     if request.object is None:
-        return AdmissionResponse.deny("the request has no object", 400, "BadRequest")
+        return AdmissionResponse.deny("the request has no object", 400, "BadRequest",
+                                      cause=BAD_REQUEST)
     old_json = old_json if request.operation == "UPDATE" else None
     if kind is DynamoGraphDeploymentRequest:
         # Its rules are written against v1beta1, for both versions (reconcilers.request).
@@ -178,7 +182,8 @@ def _checked(kind: type, request: AdmissionRequest, obj_json: Json, old_json: Js
 
 def _answer(errors: list[FieldError], notes: list[str]) -> AdmissionResponse:
     if errors:
-        return AdmissionResponse.deny(_joined(errors), 422, "Invalid", warnings=tuple(notes))
+        return AdmissionResponse.deny(_joined(errors), 422, "Invalid", warnings=tuple(notes),
+                                      cause=denial_cause(errors))
     return AdmissionResponse.allow(warnings=tuple(notes))
 
 

@@ -309,7 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
     work = p.add_argument_group("reconciling")
     work.add_argument("--max-concurrent-reconciles", type=parse_workers, action="append",
           default=[], metavar="[CONTROLLER=]N",
-          help="workers per controller: N for all, CONTROLLER=N for one (repeatable) [1]")
+          help="workers per controller: N for all, CONTROLLER=N for one, CONTROLLER its kind "
+               "in any case, e.g. DynamoGraphDeployment=4 (repeatable) [1]")
 
     infra = p.add_argument_group("Dynamo infrastructure (injected into pods)")
     infra.add_argument("--discovery-backend", choices=[constants.DISCOVERY_KUBERNETES,

@@ -190,7 +190,7 @@ async def run(options: OperatorOptions) -> int:
         await _close(manager)
         return 1
     operator_metrics = OperatorMetrics(manager.metrics.registry)
-    instrument_controllers(manager, operator_metrics)
+    instrument_controllers(manager, operator_metrics, scope.claimed)
     if options.enable_webhooks:
         await set_up_webhooks(manager, webhook_settings(options), scope.claimed,
                               operator_metrics=operator_metrics)

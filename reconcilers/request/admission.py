@@ -1,7 +1,8 @@
 """The DynamoGraphDeploymentRequest's validating webhook: one set of rules on the v1beta1
 request for both served versions (`api.validation.request_versions`), each error naming the
 field in the version the user wrote (422, all errors in one message), deprecated or
-ineffective settings as warnings.
+ineffective settings as warnings. A refusal carries its reason for the metrics
+(`reconcilers.machinery.denials`).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from api.kube import Json
 from api.validation.request_versions import check_request
 from controller.webhook import AdmissionResponse
+from reconcilers.machinery.denials import denial_cause
 
 __all__ = ["admit_request"]
 
@@ -20,5 +22,6 @@ def admit_request(obj: Json, old: Json | None, *,
     notes = tuple(str(w) for w in checked.warnings)
     if checked.errors:
         return AdmissionResponse.deny("; ".join(str(e) for e in checked.errors), 422,
-                                      "Invalid", warnings=notes)
+                                      "Invalid", warnings=notes,
+                                      cause=denial_cause(checked.errors))
     return AdmissionResponse.allow(warnings=notes)

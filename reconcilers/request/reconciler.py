@@ -92,6 +92,9 @@ from reconcilers.request.status import (
 Json = dict[str, Any]
 log = structlog.get_logger("reconcilers.request")
 
+#: The event source component (and the child writer's). The controller is named after
+#: the kind (DEPLOYMENT_REQUESTS.kind), as the original's `Named(...)`: the `controller`
+#: label of controller-runtime's metrics, the work queue's name, the logs' controller.
 NAME = "dynamographdeploymentrequest"
 ADDITIONAL_RESOURCES_ANNOTATION = "dgdr.nvidia.com/additional-resources"
 #: API answers that retrying the same create cannot change.
@@ -524,7 +527,8 @@ def _by_request_labels(obj: Json) -> list[Request]:
 def register(manager: Manager, ctx: OperatorContext) -> None:
     """Add the DynamoGraphDeploymentRequest controller to a manager."""
     hub.require_views(manager.cache, GRAPH_DEPLOYMENTS)
-    manager.add_controller(NAME, GraphDeploymentRequestReconciler(ctx).reconcile,
+    manager.add_controller(DEPLOYMENT_REQUESTS.kind,
+                           GraphDeploymentRequestReconciler(ctx).reconcile,
                            for_=DEPLOYMENT_REQUESTS, owns=[JOBS],
                            watches=[(GRAPH_DEPLOYMENTS, _by_request_labels)],
                            max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME))

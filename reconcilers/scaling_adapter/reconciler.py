@@ -47,6 +47,9 @@ from reconcilers.scaling_adapter import ownership as ownership
 Json = dict[str, Any]
 log = structlog.get_logger("reconcilers.scaling_adapter")
 
+#: The event source component (and the child writer's). The controller is named after
+#: the kind (SCALING_ADAPTERS.kind), as the original's `Named(...)`: the `controller`
+#: label of controller-runtime's metrics, the work queue's name, the logs' controller.
 NAME = "dynamographdeploymentscalingadapter"
 #: Event source of the adapter controller (as the original operator names it).
 COMPONENT = "dgdscalingadapter"
@@ -281,6 +284,6 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
                 for a in adapters.store.by_index(BY_GRAPH, key)]
 
     mapper: Mapper = adapters_of_graph
-    manager.add_controller(NAME, ScalingAdapterReconciler(ctx).reconcile,
+    manager.add_controller(SCALING_ADAPTERS.kind, ScalingAdapterReconciler(ctx).reconcile,
                            for_=SCALING_ADAPTERS, watches=[(GRAPH_DEPLOYMENTS, mapper)],
                            max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME))

@@ -33,8 +33,8 @@ def test_graphs_bench_prints_json() -> None:
     assert watched["pods"][0] >= 3 and watched["pods"][1] > 0
     # A graph and its three components are each reconciled at least once.
     by_controller = result["reconciles_by_controller_per_graph"]
-    assert by_controller["dynamographdeployment"] >= 1
-    assert by_controller["dynamocomponentdeployment"] >= 3
+    assert by_controller["DynamoGraphDeployment"] >= 1
+    assert by_controller["DynamoComponentDeployment"] >= 3
 
 
 def test_repeated_runs_report_medians() -> None:

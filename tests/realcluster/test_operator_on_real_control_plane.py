@@ -273,9 +273,9 @@ async def test_a_restarted_operator_makes_no_writes(
     async def reconciled_everything() -> bool:
         text = (await _http(metrics, "/metrics"))[1]
         graphs = _sum(text, "controller_runtime_reconcile_total",
-                      controller="dynamographdeployment")
+                      controller="DynamoGraphDeployment")
         components = _sum(text, "controller_runtime_reconcile_total",
-                          controller="dynamocomponentdeployment")
+                          controller="DynamoComponentDeployment")
         return graphs >= 1 and components >= 3
 
     await eventually(reconciled_everything, within=WITHIN, interval=0.2,

@@ -44,6 +44,8 @@ def test_an_invalid_create_is_refused_naming_the_field() -> None:
     response = decide(DynamoGraphDeployment, _request(_dgd(replicas=-1)), POLICY)
     assert not response.allowed and response.code == 422
     assert "spec.services.Frontend.replicas" in response.message
+    assert response.cause == "invalid_config"  # the metrics' reason; never sent
+    assert "cause" not in str(response.to_json("u"))
 
 
 def test_backend_framework_is_immutable() -> None:
@@ -52,6 +54,7 @@ def test_backend_framework_is_immutable() -> None:
     response = decide(DynamoGraphDeployment, _request(new, _dgd()), POLICY)
     assert not response.allowed
     assert "spec.backendFramework: is immutable" in response.message
+    assert response.cause == "immutable_field_changed"
 
 
 def test_adapter_owned_replicas_change_only_by_the_operator_or_a_planner() -> None:
@@ -61,6 +64,7 @@ def test_adapter_owned_replicas_change_only_by_the_operator_or_a_planner() -> No
     refused = decide(DynamoGraphDeployment, _request(new, old, "alice"), POLICY)
     assert not refused.allowed
     assert "spec.services.Frontend.replicas: cannot be changed directly" in refused.message
+    assert refused.cause == "forbidden"
     assert decide(DynamoGraphDeployment, _request(new, old, OPERATOR), POLICY).allowed
     planner = "system:serviceaccount:team:planner-serviceaccount"
     assert decide(DynamoGraphDeployment, _request(new, old, planner), POLICY).allowed
@@ -98,6 +102,33 @@ def test_model_fields_are_immutable() -> None:
     new["spec"]["baseModelName"] = "other"
     response = decide(DynamoModel, _request(new, old), POLICY)
     assert not response.allowed and "spec.baseModelName" in response.message
+    assert response.cause == "immutable_field_changed"
+
+
+def test_a_review_without_an_object_is_a_bad_request() -> None:
+    response = decide(DynamoGraphDeployment, _request(None), POLICY)
+    assert (response.allowed, response.code, response.cause) == (False, 400, "bad_request")
+
+
+def test_an_immutable_change_beside_invalid_config_is_counted_as_immutable() -> None:
+    new = _dgd(replicas=-1)
+    new["spec"]["backendFramework"] = "sglang"
+    response = decide(DynamoGraphDeployment, _request(new, _dgd()), POLICY)
+    assert "replicas" in response.message and "immutable" in response.message
+    assert response.cause == "immutable_field_changed"
+
+
+def test_a_v1beta1_component_type_change_is_immutable() -> None:
+    def graph(kind: str) -> Json:
+        return {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment",
+                "metadata": {"name": "g", "namespace": "ns"},
+                "spec": {"backendFramework": "vllm", "components": [
+                    {"name": "Worker", "type": kind, "podTemplate": {"spec": {"containers": [
+                        {"name": "main", "image": "nvcr.io/x/y:1"}]}}}]}}
+    response = decide(DynamoGraphDeployment, _request(graph("decode"), graph("worker")),
+                      POLICY)
+    assert "spec.components[0].type" in response.message
+    assert response.cause == "immutable_field_changed"
 
 
 def test_namespaces_of_another_operator_are_admitted_unchecked() -> None:

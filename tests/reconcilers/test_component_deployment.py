@@ -211,7 +211,7 @@ async def test_invalid_spec_is_reported_once(kube: KubeClient, operator: Operato
         {"get", "list", "create", "update", "patch", "delete"}))
     assert requests == 0, cluster.stats.snapshot()
     reconciles = operator.manager.metrics.reconcile_total.labels(
-        controller="dynamocomponentdeployment", result="error")._value.get()
+        controller="DynamoComponentDeployment", result="error")._value.get()
     assert reconciles == 0
     # Fixing the spec is picked up.
     await kube.patch(COMPONENT_DEPLOYMENTS, NS, "bad", {"spec": {"subComponentType": "prefill"}})

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from reconcilers.machinery.context import OperatorContext
 from reconcilers.operator import flags as operator_flags
 from reconcilers.operator.api_discovery import MissingApi, ServedApis
 from reconcilers.operator.flags import Address, parse_duration, parse_options
@@ -180,3 +181,18 @@ def test_the_inference_pool_api_is_discovered() -> None:
     assert not operator_settings(options, ServedApis(frozenset())).inference_pool_enabled
     served = ServedApis(frozenset({"inference.networking.k8s.io"}))
     assert operator_settings(options, served).inference_pool_enabled
+
+
+def test_workers_per_controller_by_its_kind_in_any_case() -> None:
+    """Controllers are named by their kind (as the original's); the older lower-case spelling
+    of `--max-concurrent-reconciles CONTROLLER=N` still names the same controller."""
+    options = parse_options([*IN_POD, "--max-concurrent-reconciles=2",
+                             "--max-concurrent-reconciles", "dynamographdeployment=8",
+                             "--max-concurrent-reconciles", "DynamoModel=3"])
+    ctx = OperatorContext(client=None, cache=None, settings=None,  # type: ignore[arg-type]
+                          workers=options.workers, default_workers=options.default_workers)
+    assert ctx.max_concurrent_reconciles("DynamoGraphDeployment") == 8
+    assert ctx.max_concurrent_reconciles("dynamographdeployment") == 8
+    assert ctx.max_concurrent_reconciles("DynamoModel") == 3
+    assert ctx.max_concurrent_reconciles("dynamomodel") == 3
+    assert ctx.max_concurrent_reconciles("DynamoComponentDeployment") == 2

@@ -12,7 +12,9 @@ from structlog.testing import capture_logs
 
 from controller.client import KubeClient
 from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
-from reconcilers.graph import NAME
+
+#: The controller's name in the logs: the kind, as the original's `Named(...)`.
+KIND = "DynamoGraphDeployment"
 
 
 async def test_graph_reconcile_lines_name_their_object(kubeconfig: Path) -> None:
@@ -28,7 +30,7 @@ async def test_graph_reconcile_lines_name_their_object(kubeconfig: Path) -> None
     changed = [line for line in lines if line["event"] == "state changed"]
     assert changed and changed[0]["state"] == "pending"
     for line in created + changed:
-        assert (line["controller"], line["namespace"], line["name"]) == (NAME, NS, "g"), line
+        assert (line["controller"], line["namespace"], line["name"]) == (KIND, NS, "g"), line
         assert len(line["reconcile_id"]) >= 8, line
     # The first reconcile creates every child: one id for all of them. (The pending state is
     # held for a moment, machinery.status_pacer, and written by a later reconcile.)

@@ -138,6 +138,8 @@ def test_the_spec_is_frozen_once_profiling_started_but_autoapply_may_follow_read
     new["spec"]["sla"] = {"ttft": 50}
     response = _admit(new, old)
     assert response.code == 422 and response.message.startswith("spec: is immutable")
+    assert response.cause == "immutable_field_changed"
+    assert _admit(_dgdr(searchStrategy="thorough")).cause == "invalid_config"
     old["status"] = {"phase": "Ready"}
     switched = copy.deepcopy(old)
     switched["spec"]["autoApply"] = True

@@ -34,7 +34,6 @@ from hack.localcluster.testing import Kubectl
 from hack.our_crds import GRAPH_DEPLOYMENTS
 from reconcilers.machinery.resources import GRAPH_DEPLOYMENTS as HUB_GRAPHS
 from reconcilers.machinery.resources import SCALING_ADAPTERS
-from reconcilers.scaling_adapter.reconciler import NAME as CONTROLLER
 
 Json = dict[str, object]
 HPAS = Resource("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler")
@@ -63,7 +62,8 @@ async def operator(kube: KubeClient, kubeconfig: Path) -> AsyncIterator[Manager]
 def reconciles(mgr: Manager) -> float:
     """Reconciles the adapter controller finished so far, whatever their result."""
     return sum(mgr.metrics.registry.get_sample_value(
-        "controller_runtime_reconcile_total", {"controller": CONTROLLER, "result": result}) or 0
+        "controller_runtime_reconcile_total",
+        {"controller": SCALING_ADAPTERS.kind, "result": result}) or 0
         for result in ("success", "error", "requeue", "requeue_after"))
 
 
