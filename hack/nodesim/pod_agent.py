@@ -1,7 +1,8 @@
 """The pod side of the simulated kubelets: watch the pods bound to our nodes and run them.
 
 One list-and-watch of pods with `spec.nodeName` set (the field selector a kubelet uses,
-widened to every node, then filtered to ours) keeps the latest object of each pod; each pod
+widened to every node, then filtered to ours) keeps the latest object of each pod (and of
+every bound pod, whichever node runs it: what a simulated frontend sees, `pods_in`); each pod
 has a task of its own, woken by its changes and by its timers, which moves it on through
 `PodLifecycle`. The tasks belong to the agent and are cancelled when it stops.
 """
@@ -38,6 +39,8 @@ class PodAgent:
         self.nodes = nodes
         self.lifecycle = lifecycle
         self.pods: dict[Key, Json] = {}
+        #: Every bound pod the watch shows, on any node.
+        self.bound: dict[Key, Json] = {}
         self._wakes: dict[Key, asyncio.Event] = {}
         self._tasks: dict[Key, asyncio.Task[None]] = {}
         self.synced = asyncio.Event()
@@ -76,6 +79,8 @@ class PodAgent:
         for pod in listing.get("items") or ():
             seen.add(_key(pod))
             self._update(pod)
+        for key in set(self.bound) - seen:
+            self.bound.pop(key, None)
         for key in set(self.pods) - seen:
             self._gone(key)
         self.synced.set()
@@ -97,13 +102,19 @@ class PodAgent:
                 if event.get("type") == "BOOKMARK":
                     continue
                 if event.get("type") == "DELETED":
+                    self.bound.pop(_key(obj), None)
                     self._gone(_key(obj))
                 else:
                     self._update(obj)
         return version
 
+    def pods_in(self, namespace: str) -> list[Json]:
+        """The bound pods of a namespace, on any node."""
+        return [p for (ns, _), p in self.bound.items() if ns == namespace]
+
     def _update(self, pod: Json) -> None:
         key = _key(pod)
+        self.bound[key] = pod
         if (pod.get("spec") or {}).get("nodeName") not in self.nodes:
             if key in self.pods:
                 self._gone(key)

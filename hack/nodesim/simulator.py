@@ -9,9 +9,12 @@ context manager:
     async with NodeSim(kubeconfig, NodeSimConfig(nodes=nodes(2, 8))) as sim:
         ...
 
-`sim.behaviors` sets readiness, Job outcomes and SIGTERM handling as in the in-process
-simulation; `sim.workers` holds the simulated Dynamo workers' HTTP endpoints, and a starting
-worker with Kubernetes discovery writes its DynamoWorkerMetadata (`worker_metadata`).
+`sim.behaviors` sets readiness, readiness and stop delays, Job outcomes and SIGTERM handling
+as in the in-process simulation; `sim.workers` holds the simulated Dynamo workers' and
+frontends' HTTP endpoints (a frontend's `/localcluster/serving-pairs`, and
+`sim.workers.serving_pairs`, count the complete prefill+decode pairs per worker generation
+from the bound pods the pod watch shows), and a starting worker with Kubernetes discovery
+writes its DynamoWorkerMetadata (`worker_metadata`).
 """
 
 from __future__ import annotations
@@ -76,6 +79,7 @@ class NodeSim:
             self.lifecycle = PodLifecycle(client, self.config.delays, self.behaviors,
                                           self.workers, nodes.host_ip)
             pods = self.pod_agent = PodAgent(client, set(self.node_names), self.lifecycle)
+            self.workers.pods = pods.pods_in  # what a simulated frontend sees
             self._tasks = [asyncio.create_task(nodes.run(), name="nodesim nodes"),
                            asyncio.create_task(pods.run(), name="nodesim pods")]
             await asyncio.wait_for(pods.synced.wait(), self.config.request_timeout)

@@ -17,7 +17,9 @@ env source is (`volumes`); both are tried again after a back-off and whenever a 
 Secret of the namespace changes.
 
 A running Dynamo worker pod answers HTTP on its address and system port (`workers`), and
-publishes its DynamoWorkerMetadata when its discovery is Kubernetes (`worker_metadata`).
+publishes its DynamoWorkerMetadata when its discovery is Kubernetes (`worker_metadata`); a
+running frontend pod answers on its http port, with the worker generations it can route to
+(`generations`).
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ class Kubelet(ControlLoop):
         self.logs = ContainerLogs()
         #: Dynamo worker pods' HTTP endpoints (see `workers`).
         self.workers = Workers(self.logs, on_start=MetadataPublisher(
-            Writer(ctx.ops, WORKER_MANAGER)).publish)
+            Writer(ctx.ops, WORKER_MANAGER)).publish,
+            pods=lambda namespace: self.writer.list_objects(PODS, namespace))
 
     def initial_keys(self) -> Iterable[Key]:
         return [(p["metadata"]["namespace"], p["metadata"]["name"])

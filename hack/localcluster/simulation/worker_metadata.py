@@ -6,7 +6,8 @@ DynamoWorkerMetadata named after its pod in the pod's namespace, with a non-cont
 reference to the pod (so garbage collection removes it with the pod) and no labels. Its
 `spec.data` is the runtime's discovery registrations: the `generate` endpoint of the worker's
 component under `endpoints`, and the model it serves under `model_cards`, each keyed
-`<dynamo namespace>/<component>/<endpoint>` and carrying the pod's instance id (a 53-bit hash
+`<dynamo namespace>/<component>/<endpoint>` (the namespace with the worker generation's
+`DYN_NAMESPACE_WORKER_SUFFIX`, see `generations`) and carrying the pod's instance id (a 53-bit hash
 of the pod name, so it survives JSON numbers).
 
 `worker_metadata` builds that object from the pod (pure). `MetadataPublisher` writes it, the
@@ -24,6 +25,7 @@ from typing import Any
 import structlog
 
 from ..storage import ResourceKey
+from .generations import dynamo_namespace
 from .writer import Retry, Writer
 
 Json = dict[str, Any]
@@ -93,8 +95,7 @@ def discovery_data(pod: Json) -> Json:
     meta = pod.get("metadata") or {}
     labels = meta.get("labels") or {}
     container = _main_container(pod) or {}
-    env = _env(container)
-    namespace = env.get("DYN_NAMESPACE") or "dynamo"
+    namespace = dynamo_namespace(pod)  # with the generation's suffix, as the runtime has it
     component = "prefill" if "prefill" in (labels.get(COMPONENT_TYPE_LABEL),
                                            labels.get(SUB_COMPONENT_TYPE_LABEL)) else "backend"
     ident = instance_id(str(meta.get("name", "")))

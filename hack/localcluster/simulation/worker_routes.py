@@ -1,10 +1,15 @@
-"""What one simulated Dynamo worker answers, and what it remembers: its adapters and calls.
+"""What one simulated Dynamo worker or frontend answers, and what it remembers: adapters, calls.
 
-The routes follow Dynamo's system server and worker handlers: `GET /health` and `GET /live`;
-`POST /engine/v1/load_lora` `{"lora_name": …, "source": {"uri": …}}` and
+A worker's routes follow Dynamo's system server and worker handlers: `GET /health` and
+`GET /live`; `POST /engine/v1/load_lora` `{"lora_name": …, "source": {"uri": …}}` and
 `POST /engine/v1/unload_lora` `{"lora_name": …}`, answered
 `{"status": "success", "message": "LoRA adapter '<name>' loaded successfully", …}`, or
 `{"status": "error", "message": …}` with a 4xx status. A fault (`worker_faults`) comes first.
+
+A frontend answers `GET /health` and `GET /live` on its http port, and the simulation's own
+`GET /localcluster/serving-pairs`: the worker generations it can route to and their complete
+prefill+decode pairs (`generations.frontend_view`), for tests and e2e runs to sample through
+port-forward or the pod's address.
 """
 
 from __future__ import annotations
@@ -21,6 +26,10 @@ from aiohttp import web
 from .worker_faults import HANG, LOAD_PATH, UNLOAD_PATH, Faults
 
 Json = dict[str, Any]
+
+WORKER, FRONTEND = "worker", "frontend"
+#: The frontend's route answering `generations.frontend_view`.
+SERVING_PAIRS_PATH = "/localcluster/serving-pairs"
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,8 @@ class WorkerEndpoint:
     loras: dict[str, str] = field(default_factory=dict)
     calls: list[Call] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
+    #: WORKER (system port) or FRONTEND (http port).
+    kind: str = WORKER
     #: Writes a line to the worker container's log.
     log: Callable[[str], None] = field(default=lambda line: None)
 
@@ -59,6 +70,35 @@ def worker_app(endpoint: WorkerEndpoint, faults: Faults) -> web.Application:
     app.router.add_get("/live", handler.live)
     app.router.add_post(LOAD_PATH, handler.load)
     app.router.add_post(UNLOAD_PATH, handler.unload)
+    return app
+
+
+def frontend_app(endpoint: WorkerEndpoint, view: Callable[[], Json | None]) -> web.Application:
+    """The routes of one frontend; `view` is what it sees of the worker generations."""
+    app = web.Application()
+
+    def record(request: web.Request, status: int) -> None:
+        endpoint.calls.append(Call(request.method, request.path, None, status))
+
+    async def health(request: web.Request) -> web.Response:
+        record(request, 200)
+        return web.json_response({"status": "healthy"})
+
+    async def live(request: web.Request) -> web.Response:
+        record(request, 200)
+        return web.json_response({"status": "live"})
+
+    async def serving_pairs(request: web.Request) -> web.Response:
+        answer = view()
+        status = 200 if answer is not None else 503
+        record(request, status)
+        return web.json_response(answer if answer is not None else {
+            "status": "error", "message": "the frontend cannot see the cluster's pods"},
+            status=status)
+
+    app.router.add_get("/health", health)
+    app.router.add_get("/live", live)
+    app.router.add_get(SERVING_PAIRS_PATH, serving_pairs)
     return app
 
 

@@ -1,10 +1,14 @@
-"""Simulated Dynamo workers: each running worker pod answers HTTP on its own IP and system port.
+"""Simulated Dynamo workers and frontends: each running one answers HTTP on its own IP and port.
 
 A pod is a Dynamo worker here when it carries `nvidia.com/dynamo-component-type` and declares
 a container port named `system` (9090 as the operator builds it). While its container runs,
 the pod's address serves what a Dynamo worker's system server answers and the operator or the
 probes call (`/health`, `/live`, `/engine/v1/load_lora`, `/engine/v1/unload_lora`; see
-`worker_routes`).
+`worker_routes`). A pod of component type `frontend` with a port named `http` (8000) is a
+frontend: it answers `/health`, `/live` and `/localcluster/serving-pairs`, the worker
+generations it sees and their complete prefill+decode pairs (`generations`), computed from
+the live pods `pods` gives (the in-process kubelet's store, nodesim's pod watch);
+`serving_pairs` is the same view for in-process tests.
 
 The kubelet drives it (`sync` on every look at a pod, `stop` when the pod is gone): the
 endpoint appears when the container starts, disappears when it stops, and a restarted
@@ -19,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import structlog
@@ -27,8 +31,9 @@ from aiohttp import web
 
 from .addresses import PodAddresses
 from .container_logs import ContainerLogs
+from .generations import frontend_view
 from .worker_faults import Fault, Faults
-from .worker_routes import Call, WorkerEndpoint, worker_app
+from .worker_routes import FRONTEND, WORKER, Call, WorkerEndpoint, frontend_app, worker_app
 
 Json = dict[str, Any]
 Key = tuple[str, ...]
@@ -36,26 +41,33 @@ log = structlog.get_logger("localcluster.workers")
 
 COMPONENT_TYPE_LABEL = "nvidia.com/dynamo-component-type"
 SYSTEM_PORT_NAME = "system"
+HTTP_PORT_NAME = "http"
 #: Tries to find a pod address whose system port no other process on this host holds.
 _ADDRESS_TRIES = 64
 #: Stopped endpoints kept for tests to read.
 _HISTORY = 1000
 
 
-def system_port(pod: Json) -> int | None:
-    """The system port of a Dynamo worker pod; None for any other pod."""
-    found = _system_container(pod)
+def served_port(pod: Json) -> int | None:
+    """The port a Dynamo worker (system) or frontend (http) pod serves; None for any other."""
+    found = _served_container(pod)
     return found[1] if found is not None else None
 
 
-def _system_container(pod: Json) -> tuple[str, int] | None:
-    """The container of a Dynamo worker pod that serves the system port, and the port."""
-    if COMPONENT_TYPE_LABEL not in ((pod.get("metadata") or {}).get("labels") or {}):
+def _served_container(pod: Json) -> tuple[str, int, str] | None:
+    """The container of a Dynamo worker or frontend pod that serves, its port, and WORKER or
+    FRONTEND."""
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    if COMPONENT_TYPE_LABEL not in labels:
         return None
-    for container in (pod.get("spec") or {}).get("containers") or ():
-        for port in container.get("ports") or ():
-            if port.get("name") == SYSTEM_PORT_NAME and port.get("containerPort"):
-                return str(container.get("name", "")), int(port["containerPort"])
+    frontend = labels[COMPONENT_TYPE_LABEL] == FRONTEND
+    for name, kind in ((SYSTEM_PORT_NAME, WORKER), (HTTP_PORT_NAME, FRONTEND)):
+        if kind == FRONTEND and not frontend:
+            continue
+        for container in (pod.get("spec") or {}).get("containers") or ():
+            for port in container.get("ports") or ():
+                if port.get("name") == name and port.get("containerPort"):
+                    return str(container.get("name", "")), int(port["containerPort"]), kind
     return None
 
 
@@ -82,11 +94,15 @@ class Workers:
     """Every simulated worker endpoint of one cluster; owns their server tasks."""
 
     def __init__(self, logs: ContainerLogs | None = None,
-                 on_start: Callable[[Json], None] | None = None) -> None:
+                 on_start: Callable[[Json], None] | None = None,
+                 pods: Callable[[str], Iterable[Json]] | None = None) -> None:
         #: Where the workers' containers print (the kubelet's logs); None: nowhere.
         self.logs = logs or ContainerLogs()
         #: Called with the pod each time a worker's container starts serving.
         self.on_start = on_start
+        #: The live pods of a Kubernetes namespace, as the API server has them (what a
+        #: frontend's view is computed from); None: frontends see nothing.
+        self.pods = pods
         self.endpoints: dict[Key, WorkerEndpoint] = {}
         #: Endpoints that stopped, kept so tests can read what they received.
         self.history: list[WorkerEndpoint] = []
@@ -99,7 +115,7 @@ class Workers:
     def allocate(self, pod: Json, addresses: PodAddresses) -> str:
         """A pod address; for a worker, one whose system port is free on this host (other
         local clusters may run beside this one), held until the worker serves on it."""
-        port = system_port(pod)
+        port = served_port(pod)
         if port is None:
             return addresses.allocate()
         meta = pod["metadata"]
@@ -126,10 +142,10 @@ class Workers:
                                     or current.uid != uid or current.ip != ip):
             self.stop(key)
             current = None
-        found = _system_container(pod)
+        found = _served_container(pod)
         if not running or current is not None or found is None:
             return
-        container, port = found
+        container, port, kind = found
         meta = pod["metadata"]
         logs = self.logs
 
@@ -138,7 +154,7 @@ class Workers:
 
         endpoint = WorkerEndpoint(namespace=meta["namespace"], name=meta["name"], uid=uid,
                                   labels=dict(meta.get("labels") or {}), ip=ip, port=port,
-                                  restarts=restarts, log=write_line)
+                                  restarts=restarts, kind=kind, log=write_line)
         reserved = self._reserved.pop(key, None)
         sock = reserved if reserved is not None and reserved.getsockname() == (ip, port) \
             else _bound(ip, port, reuse=True)
@@ -150,8 +166,12 @@ class Workers:
             return
         sock.listen(128)
         sock.setblocking(False)
-        write_line(f"INFO dynamo_runtime::system_status_server: System status server listening on "
-            f"0.0.0.0:{port} (simulated worker at {ip}:{port})")
+        if kind == FRONTEND:
+            write_line(f"INFO dynamo_llm::http::service::service_v2: Starting HTTP service on: "
+                       f"0.0.0.0:{port} (simulated frontend at {ip}:{port})")
+        else:
+            write_line(f"INFO dynamo_runtime::system_status_server: System status server "
+                       f"listening on 0.0.0.0:{port} (simulated worker at {ip}:{port})")
         endpoint.task = asyncio.get_running_loop().create_task(
             self._serve(endpoint, sock), name=f"worker {meta['namespace']}/{meta['name']}")
         self.endpoints[key] = endpoint
@@ -199,6 +219,17 @@ class Workers:
         return [c for e in everyone if namespace is None or e.namespace == namespace
                 for c in e.calls if path is None or c.path == path]
 
+    def serving_pairs(self, namespace: str, frontend: str) -> Json | None:
+        """What frontend pod `frontend` sees: the worker generations of its graph and their
+        complete prefill+decode pairs (`generations.frontend_view`, the frontend's
+        `/localcluster/serving-pairs`); None when the pod is not there or no pods are seen."""
+        if self.pods is None:
+            return None
+        pods = list(self.pods(namespace))
+        found = next((p for p in pods if (p.get("metadata") or {}).get("name") == frontend),
+                     None)
+        return frontend_view(found, pods) if found is not None else None
+
     def set_fault(self, namespace: str, fault: Fault, *, name: str | None = None,
                   selector: str | None = None) -> None:
         """Make one pod (`name`) or the pods matching `selector` (all if neither) misbehave."""
@@ -207,7 +238,9 @@ class Workers:
     # --- serving ---------------------------------------------------------------------------
 
     async def _serve(self, endpoint: WorkerEndpoint, sock: socket.socket) -> None:
-        runner = web.AppRunner(worker_app(endpoint, self.faults), handle_signals=False,
+        app = worker_app(endpoint, self.faults) if endpoint.kind == WORKER else frontend_app(
+            endpoint, lambda: self.serving_pairs(endpoint.namespace, endpoint.name))
+        runner = web.AppRunner(app, handle_signals=False,
                                access_log=None, shutdown_timeout=0.1)
         await runner.setup()
         try:
