@@ -1,6 +1,7 @@
-"""The operator's metrics after a graph's life: the `dynamo_operator_*` series (reconciles,
-objects by state, admission requests) beside controller-runtime's, scraped from /metrics of
-the `dynamo-operator` process."""
+"""The operator's metrics after a graph's life, as the original's page names them: the
+`dynamo_operator_*` series (reconciles, objects by state, a request by its v1beta1 phase,
+admission requests, denials by reason) beside controller-runtime's (`controller` the kind),
+scraped from /metrics of the `dynamo-operator` process."""
 
 from __future__ import annotations
 
@@ -16,6 +17,15 @@ from hack.localcluster.users import service_account
 
 GRAPH = "vllm-agg"
 KIND = "DynamoGraphDeployment"
+REQUEST = """apiVersion: nvidia.com/v1beta1
+kind: DynamoGraphDeploymentRequest
+metadata:
+  name: counted
+spec:
+  model: Qwen/Qwen3-0.6B
+  autoApply: false
+"""
+PHASES = ("Pending", "Profiling", "Ready", "Deploying", "Deployed", "Failed")
 
 
 async def scrape(port: int) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
@@ -66,17 +76,44 @@ async def test_metrics_after_a_graph_lifecycle(env: Env, needs_local: LocalClust
         # The admission webhook saw the graph's create; controller-runtime's names stay.
         assert value(samples, "dynamo_operator_webhook_requests_total", resource_type=KIND,
                      operation="CREATE", result="allowed") >= 1
+        # controller-runtime's series name the controller by its kind, as the original's.
+        assert value(samples, "controller_runtime_reconcile_total", controller=KIND,
+                     result="success") >= 1
+        assert value(samples, "controller_runtime_reconcile_time_seconds_count",
+                     controller=KIND) >= 1
         assert value(samples, "controller_runtime_reconcile_total",
-                     controller="dynamographdeployment") >= 1
+                     controller="dynamographdeployment") == 0
 
         # A refused graph is a denial.
         code, err = await env.k_result("apply", "-f", "-", stdin=bad_graph("refused"))
         assert code != 0 and "admission webhook" in err, err
         samples = await scrape(metrics)
         assert value(samples, "dynamo_operator_webhook_denials_total", resource_type=KIND,
-                     operation="CREATE") >= 1
+                     operation="CREATE", reason="invalid_config") >= 1
         assert value(samples, "dynamo_operator_webhook_requests_total", resource_type=KIND,
                      result="denied") >= 1
+        # Changing what may not change is denied for that reason; the user reads the rule.
+        code, err = await env.k_result("patch", DGD, GRAPH, "--type=merge",
+                                       "-p", '{"spec":{"backendFramework":"sglang"}}')
+        assert code != 0 and "spec.backendFramework: is immutable" in err, err
+        samples = await scrape(metrics)
+        assert value(samples, "dynamo_operator_webhook_denials_total", resource_type=KIND,
+                     operation="UPDATE", reason="immutable_field_changed") == 1
+
+        # A request is counted by its v1beta1 phase.
+        await env.k("apply", "-f", "-", stdin=REQUEST)
+
+        async def phase_counted() -> str | None:
+            obj = await env.get("dynamographdeploymentrequests.v1beta1.nvidia.com", "counted")
+            phase = ((obj or {}).get("status") or {}).get("phase")
+            counted = value(await scrape(metrics), "dynamo_operator_resources_total",
+                            resource_type="DynamoGraphDeploymentRequest", namespace=ns,
+                            status=str(phase))
+            return phase if phase in PHASES and counted == 1 else None
+
+        await eventually(phase_counted, what="the request counted by its phase")
+        await env.k("delete", "dynamographdeploymentrequests.v1beta1.nvidia.com", "counted",
+                    "--wait=true", "--timeout=60s")
 
         await env.k("delete", DGD, GRAPH, "--wait=true", "--timeout=60s")
 
