@@ -5,7 +5,16 @@ components talk to kube-apiserver, so clients see the objects and statuses a rea
 would show. `SimulationConfig` switches each part on or off and sets every delay.
 """
 
-from .behaviors import JOB_DURATION, JOB_OUTCOME, MODE, READY, Behaviors
+from .behaviors import (
+    JOB_DURATION,
+    JOB_OUTCOME,
+    MODE,
+    READY,
+    READY_AFTER,
+    STOP,
+    STOP_AFTER,
+    Behaviors,
+)
 from .config import (
     PARTS,
     Delays,
@@ -24,6 +33,9 @@ __all__ = [
     "MODE",
     "PARTS",
     "READY",
+    "READY_AFTER",
+    "STOP",
+    "STOP_AFTER",
     "USAGE_ANNOTATION",
     "Behaviors",
     "Delays",

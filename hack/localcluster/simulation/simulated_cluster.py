@@ -2,8 +2,9 @@
 
 It builds the parts the configuration enables (nodes, scheduler, kubelet, workload
 controllers), feeds them every committed change, and owns their tasks and timers. Tests
-reach in through `behaviors` (pod readiness, crash loops, image pulls, job results),
-`workers` (Dynamo worker pods' HTTP endpoints: adapters, calls, faults),
+reach in through `behaviors` (pod readiness and its delay, crash loops, image pulls, job
+results, SIGTERM handling and drain time), `workers` (Dynamo worker and frontend pods' HTTP
+endpoints: adapters, calls, faults, a frontend's serving pairs per worker generation),
 `metrics` (pod usage and external metrics for the HPA), `set_node_ready`, `clock` and
 `settle`.
 """
