@@ -1,5 +1,6 @@
-"""The graph benchmark as a tool: with two graphs and a short idle window it runs to the end
-and prints its figures as one JSON object on the last line (timings are not checked)."""
+"""The graph benchmark as a tool: with two graphs and a short idle window it runs to the end,
+with its floor and the machine's calibration, and prints its figures as one JSON object on the
+last line (timings are not checked)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ ROOT = Path(__file__).resolve().parents[2]
 RESULT_KEYS = {"graphs", "seconds_to_ready", "writes_per_graph", "minimum_writes_per_graph",
                "minimum", "steady_writes_per_minute", "operator_peak_rss_mib",
                "writes_breakdown_per_graph", "watch_events_per_graph", "watch_kib_per_graph",
-               "watch_events_by_resource_per_graph", "reconciles_per_graph"}
+               "watch_events_by_resource_per_graph", "reconciles_per_graph",
+               "floor_cpu_seconds", "operator_cpu_over_floor", "floor_writes_breakdown_per_graph",
+               "floor_watch_events_per_graph", "operator_cpu_per_graph_in_calibrations",
+               "floor_cpu_per_graph_in_calibrations"}
 
 
 def test_graphs_bench_prints_json() -> None:
@@ -23,6 +27,7 @@ def test_graphs_bench_prints_json() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     last = json.loads(done.stdout.strip().splitlines()[-1])
     assert {"workers", "qps", "steady_seconds", "peer", "results"} <= set(last)
+    assert last["peer"] == "floor" and last["calibration_seconds"] > 0
     [result] = last["results"]
     assert set(result) >= RESULT_KEYS
     assert result["graphs"] == 2
@@ -35,6 +40,16 @@ def test_graphs_bench_prints_json() -> None:
     by_controller = result["reconciles_by_controller_per_graph"]
     assert by_controller["DynamoGraphDeployment"] >= 1
     assert by_controller["DynamoComponentDeployment"] >= 3
+    # The floor did the operator's writes, no more and no fewer (the benchmark fails
+    # otherwise), decoded what the same watches sent, and both CPU figures are real.
+    operator = result["operator_writes_to_ready_breakdown_per_graph"]
+    floor = result["floor_writes_breakdown_per_graph"]
+    for key in ("create deployments.apps", "create dynamocomponentdeployments.nvidia.com",
+                "create events", "patch dynamographdeployments.nvidia.com/status"):
+        assert floor[key] == operator[key] > 0, key
+    assert result["floor_failed_requests"] == 0 and result["floor_unresolved_uids"] == 0
+    assert result["floor_watch_events_per_graph"] >= 3
+    assert result["floor_cpu_seconds"] > 0 and result["operator_cpu_over_floor"] > 0
 
 
 def test_repeated_runs_report_medians() -> None:

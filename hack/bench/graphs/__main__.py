@@ -10,6 +10,15 @@ against the issue's bound (one per child created plus one per state transition o
 pending, then successful); writes per minute while idle after that; the operator's peak
 RSS (VmHWM); the watch events the operator was sent per graph, with their bytes, by
 resource (what it had to decode); and its reconciles per graph, by controller (its /metrics).
+Beside them, per N, the floor (`hack.bench.graphs.floor`, planned by
+`hack.bench.graphs.recording`): on a second fresh cluster with the same N graphs, a client with
+no reconcile logic, cache or validation makes the same lists and watches (decoded as the
+operator decodes them) and the same successful writes, with the bodies the operator sent, as
+the local server recorded them in the operator's run. Its CPU until every graph is Ready (its
+plan's loading left out) is `floor_cpu_seconds`, and the operator's CPU over it
+`operator_cpu_over_floor`; the run fails when the floor's writes differ from the operator's
+in count, kind or success, or it watched other resources. The machine's speed is measured in
+the same run (`hack.bench.calibration`), and CPU per graph is also given in multiples of it.
 The last line printed is one JSON object with the figures.
 """
 
@@ -34,6 +43,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from controller.client import ClientConfig, KubeClient
 from controller.resource import Resource
+from hack.bench import calibration
 from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exit_code
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import ClusterConfig, LocalCluster
@@ -42,6 +52,7 @@ from hack.our_crds import our_crds
 from hack.processes import cpu_seconds, free_port, peak_rss_mib
 
 from .graph import DCDS_PLURAL, DGDS, GROUP, NOT_CHILDREN, VERSION, graph, minimum_writes, nodes_for
+from .recording import Recorder, plan
 from .status_watch import StatusWatch
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -54,6 +65,8 @@ NAMESPACE = "bench-graphs"
 #: carrying it are counted, so a renamed product cannot make its writes vanish from the count.
 RUN_POD = f"bench-graphs-{uuid.uuid4().hex[:8]}"
 SETUP_AGENT = "bench-setup"
+#: The floor's pod name, for its user agent, as RUN_POD for the operator's.
+FLOOR_POD = f"bench-floor-{uuid.uuid4().hex[:8]}"
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -74,6 +87,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--repeat", type=int, default=1,
                         help="runs per size, each on a fresh cluster; the figures of time,"
                              " CPU and memory are their medians")
+    parser.add_argument("--no-floor", dest="floor", action="store_false",
+                        help="skip the floor (no floor_* figures)")
     parser.add_argument("--profile", type=Path, default=None,
                         help="run the operator under cProfile, writing DIR/graphs-N.prof")
     args = parser.parse_args(argv)
@@ -88,15 +103,18 @@ def log_tail(path: Path) -> str:
 
 
 
-def _ours(row: dict[str, Any]) -> bool:
-    return str(row["userAgent"]).endswith(f"({RUN_POD})")
+def _ours(row: dict[str, Any], pod: str = RUN_POD) -> bool:
+    return str(row["userAgent"]).endswith(f"({pod})")
 
 
-def operator_writes(cluster: LocalCluster) -> Counter[str]:
-    """The operator's writes so far, by "verb resource"."""
+def operator_writes(cluster: LocalCluster, pod: str = RUN_POD,
+                    succeeded: bool = False) -> Counter[str]:
+    """The operator's (or the floor's) writes so far, by "verb resource" (`succeeded`: only
+    those answered 2xx)."""
     counts: Counter[str] = Counter()
     for row in cluster.stats.snapshot():
-        if _ours(row) and row["verb"] in WRITE_VERBS:
+        if _ours(row, pod) and row["verb"] in WRITE_VERBS and (
+                not succeeded or int(str(row["code"])) < 300):
             counts[f"{row['verb']} {row['resource']}"] += int(str(row["count"]))
     return counts
 
@@ -200,9 +218,26 @@ def operator_command(args: argparse.Namespace, kubeconfig: Path, size: int,
             "--kube-api-qps", str(args.qps)]
 
 
-async def run_size(args: argparse.Namespace, size: int, workdir: Path) -> dict[str, Any]:
+def fresh_cluster(size: int) -> LocalCluster:
     sim = SimulationConfig(nodes=nodes_for(size))
-    cluster = LocalCluster(ClusterConfig(simulation=sim, bookmark_interval=5.0))
+    return LocalCluster(ClusterConfig(simulation=sim, bookmark_interval=5.0))
+
+
+def uids_of(cluster: LocalCluster, resources: set[str]) -> dict[str, tuple[str, str]]:
+    """uid -> (kind, name) of the namespace's objects of some resources (plural[.group])."""
+    out: dict[str, tuple[str, str]] = {}
+    for rt in cluster.registry:
+        if f"{rt.plural}.{rt.group}".rstrip(".") in resources:
+            for obj in cluster.ops.list_objects(rt, NAMESPACE).items:
+                out[obj["metadata"]["uid"]] = (rt.kind, obj["metadata"]["name"])
+    return out
+
+
+async def run_size(args: argparse.Namespace, size: int,
+                   workdir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The operator's figures for one size, and the floor's plan made from its requests."""
+    cluster = fresh_cluster(size)
+    recorder = Recorder(cluster, f"({RUN_POD})")
     await cluster.start()
     try:
         kubeconfig = cluster.write_kubeconfig(workdir / f"kubeconfig-{size}")
@@ -222,8 +257,12 @@ async def run_size(args: argparse.Namespace, size: int, workdir: Path) -> dict[s
                 *operator_command(args, kubeconfig, size, metrics_port), stdout=log,
                 stderr=asyncio.subprocess.STDOUT, env={**env, "PYTHONUNBUFFERED": "1"})
         try:
-            return await measure(args, cluster, proc, size, started, log_path,
-                                 server_cpu_before, statuses, metrics_port)
+            result = await measure(args, cluster, proc, size, started, log_path,
+                                   server_cpu_before, statuses, metrics_port, recorder)
+            written = created_resources(cluster) | {f"{DGDS.plural}.{GROUP}"}
+            graphs = [f"g{i:05d}" for i in range(size)]
+            return result, plan(recorder.records, graphs, uids_of(cluster, written),
+                                json.loads)
         finally:
             await statuses.stop()
             await watcher.close()
@@ -241,7 +280,8 @@ async def run_size(args: argparse.Namespace, size: int, workdir: Path) -> dict[s
 async def measure(args: argparse.Namespace, cluster: LocalCluster,
                   proc: asyncio.subprocess.Process, size: int, started: float,
                   log_path: Path, server_cpu_before: float,
-                  statuses: StatusWatch, metrics_port: int) -> dict[str, Any]:
+                  statuses: StatusWatch, metrics_port: int,
+                  recorder: Recorder) -> dict[str, Any]:
     ready = 0
     while ready < size:
         if proc.returncode is not None:
@@ -254,6 +294,8 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
     seconds = time.monotonic() - started
     operator_cpu = cpu_seconds(proc.pid)
     server_cpu = cpu_seconds(os.getpid()) - server_cpu_before
+    recorder.stop()  # the floor's plan: what the operator did for that CPU
+    watched_to_ready = cluster.stats.watch_sent(user_agent=f"({RUN_POD})")
     await asyncio.sleep(args.settle)
     converge = operator_writes(cluster)
     reconciled = await reconciles(metrics_port)
@@ -286,7 +328,7 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
         "steady_writes_per_minute": round(steady_total * 60 / args.steady, 1),
         "steady_child_writes_per_minute": round(writes_only(steady, True) * 60 / args.steady, 1),
         "operator_peak_rss_mib": round(rss, 1),
-        "operator_cpu_seconds_to_ready": round(operator_cpu, 1),
+        "operator_cpu_seconds_to_ready": round(operator_cpu, 2),
         "server_cpu_seconds_to_ready": round(server_cpu, 1),
         "server_process_peak_rss_mib": round(peak_rss_mib(os.getpid()), 1),
         "writes_breakdown_per_graph": {k: round(v / size, 3) for k, v in sorted(converge.items())},
@@ -296,6 +338,8 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
         # What the operator had to decode, until the end of the steady window.
         "watch_events_per_graph": round(sum(w.events for w in watched.values()) / size, 2),
         "watch_kib_per_graph": round(sum(w.bytes for w in watched.values()) / 1024 / size, 1),
+        "watch_events_to_ready_per_graph": round(
+            sum(w.events for w in watched_to_ready.values()) / size, 2),
         "watch_events_by_resource_per_graph": {
             r: [round(w.events / size, 2), round(w.bytes / 1024 / size, 1)]
             for r, w in sorted(watched.items()) if w.events},
@@ -313,6 +357,112 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
     return result
 
 
+async def run_floor(args: argparse.Namespace, size: int, workdir: Path,
+                    floor_plan: dict[str, Any]) -> dict[str, Any]:
+    """The floor for one size: a fresh cluster with the same graphs, the floor process
+    replaying the plan, its CPU until every graph is Ready."""
+    plan_path = workdir / f"floor-plan-{size}.json"
+    plan_path.write_text(json.dumps(floor_plan, separators=(",", ":")))
+    cluster = fresh_cluster(size)
+    await cluster.start()
+    try:
+        kubeconfig = cluster.write_kubeconfig(workdir / f"kubeconfig-floor-{size}")
+        await seed(kubeconfig, size)
+        out_path, log_path = workdir / f"floor-{size}.out", workdir / f"floor-{size}.log"
+        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+        started = time.monotonic()
+        with out_path.open("wb") as out, log_path.open("wb") as log:
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "hack.bench.graphs.floor", "--plan", str(plan_path),
+                "--kubeconfig", str(kubeconfig), "--user-agent", f"bench-floor ({FLOOR_POD})",
+                "--concurrency", str(2 * args.workers), stdout=out, stderr=log,
+                env={**env, "PYTHONUNBUFFERED": "1"})
+        try:
+            ready = 0
+            while ready < size and time.monotonic() - started < args.timeout:
+                if proc.returncode is not None:
+                    raise RuntimeError(f"the floor exited with {proc.returncode}:\n"
+                                       f"{log_tail(log_path)}")
+                await asyncio.sleep(0.5)
+                ready = ready_count(cluster)
+            seconds = time.monotonic() - started
+            cpu = cpu_seconds(proc.pid)
+            watched = cluster.stats.watch_sent(user_agent=f"({FLOOR_POD})")
+            # Its writes once the plan is through (an Event may follow the last status).
+            await asyncio.sleep(args.settle)
+            writes = operator_writes(cluster, FLOOR_POD, succeeded=True)
+        finally:
+            if proc.returncode is None:
+                proc.terminate()
+                try:
+                    await asyncio.wait_for(proc.wait(), 30)
+                except TimeoutError:
+                    proc.kill()
+                    await proc.wait()
+        lines = out_path.read_text().splitlines()
+        setup = next(float(line.split()[1]) for line in lines
+                     if line.startswith("setup_cpu_seconds "))
+        summary = json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
+    finally:
+        await cluster.stop()
+    return {"ready": ready, "seconds_to_ready": round(seconds, 2) if ready == size else None,
+            "cpu_seconds": cpu - setup, "setup_cpu_seconds": round(setup, 3),
+            "writes": writes, "summary": summary,
+            "watch_events_per_graph": round(sum(w.events for w in watched.values()) / size, 2),
+            "watch_kib_per_graph": round(sum(w.bytes for w in watched.values()) / 1024 / size,
+                                         1),
+            "watched": {r for r, w in watched.items() if w.events}}
+
+
+def with_floor(result: dict[str, Any], floor: dict[str, Any], floor_plan: dict[str, Any],
+               cal: dict[str, Any]) -> dict[str, Any]:
+    """The size's figures with the floor's beside them; fails on a floor that did not do
+    the operator's work (or did more of it)."""
+    size = result["graphs"]
+    operator_cpu = float(result["operator_cpu_seconds_to_ready"])
+    planned: dict[str, int] = floor_plan["writes"]
+    done = {key: floor["writes"].get(key, 0) for key in planned}
+    extra = {key: n for key, n in floor["writes"].items()
+             if key not in planned and key.split(" ", 1)[1] not in NOT_CHILDREN}
+    operator_watched = {w["resource"] for w in floor_plan["watches"] if w["watch_query"]}
+    result = {**result,
+              "floor_cpu_seconds": round(floor["cpu_seconds"], 2),
+              "operator_cpu_over_floor": round(operator_cpu / floor["cpu_seconds"], 2)
+              if floor["cpu_seconds"] > 0 else None,
+              "floor_seconds_to_ready": floor["seconds_to_ready"],
+              "floor_setup_cpu_seconds": floor["setup_cpu_seconds"],
+              "floor_writes_per_graph": round(sum(done.values()) / size, 3),
+              "floor_writes_breakdown_per_graph": {k: round(v / size, 3)
+                                                   for k, v in sorted(floor["writes"].items())},
+              "operator_writes_to_ready_per_graph": round(sum(planned.values()) / size, 3),
+              "operator_writes_to_ready_breakdown_per_graph": {
+                  k: round(v / size, 3) for k, v in sorted(planned.items())},
+              "floor_watch_events_per_graph": floor["watch_events_per_graph"],
+              "floor_watch_kib_per_graph": floor["watch_kib_per_graph"],
+              "floor_failed_requests": floor["summary"].get("failed"),
+              "floor_unresolved_uids": floor["summary"].get("unresolved_uids"),
+              "operator_cpu_per_graph_in_calibrations": calibration.in_calibrations(
+                  operator_cpu / size, cal),
+              "floor_cpu_per_graph_in_calibrations": calibration.in_calibrations(
+                  floor["cpu_seconds"] / size, cal)}
+    print(f"N={size} floor: {json.dumps({k: v for k, v in result.items() if 'floor' in k})}",
+          file=sys.stderr)
+    check([at_least("floor graphs Ready", floor["ready"], result["ready"]),
+           at_least("floor CPU seconds", floor["cpu_seconds"], 1e-3),
+           None if done == planned else
+           f"the floor's successful writes {done} are not the operator's {planned}",
+           None if not extra else f"the floor wrote what the operator did not: {extra}",
+           None if not floor["summary"].get("failed") else
+           f"the floor's requests failed: {floor['summary'].get('failures')}",
+           None if not floor["summary"].get("unresolved_uids") else
+           f"the floor sent {floor['summary']['unresolved_uids']} uids of the old cluster",
+           None if floor["watched"] <= operator_watched else
+           f"the floor watched {sorted(floor['watched'] - operator_watched)}, the operator not",
+           at_least("floor watch events per graph", floor["watch_events_per_graph"],
+                    1.0 if result["ready"] else 0.0)])
+    return result
+
+
 def table(results: list[dict[str, Any]]) -> str:
     rows = [("graphs", "graphs"), ("seconds until all Ready", "seconds_to_ready"),
             ("graphs Ready (per second)", "rate"),
@@ -323,6 +473,9 @@ def table(results: list[dict[str, Any]]) -> str:
             ("idle writes per minute (all / children + status)", "steady"),
             ("operator peak RSS, MiB", "operator_peak_rss_mib"),
             ("operator CPU seconds until all Ready", "operator_cpu_seconds_to_ready"),
+            ("floor CPU seconds until all Ready (same writes and watches)", "floor_cpu_seconds"),
+            ("operator CPU over the floor's", "operator_cpu_over_floor"),
+            ("operator CPU per graph in calibrations", "operator_cpu_per_graph_in_calibrations"),
             ("watch events (KiB) the operator decoded per graph", "watched"),
             ("reconciles per graph", "reconciles_per_graph"),
             ("server + simulation CPU seconds until then", "server_cpu_seconds_to_ready")]
@@ -341,7 +494,7 @@ def table(results: list[dict[str, Any]]) -> str:
             cells = [f"{r['steady_writes_per_minute']} / {r['steady_child_writes_per_minute']}"
                      for r in results]
         else:
-            cells = [str(r[key]) for r in results]
+            cells = [str(r.get(key)) for r in results]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     kinds = sorted({k for r in results for k in r["writes_breakdown_per_graph"]})
     lines += ["", "| writes per graph, by verb and resource | "
@@ -366,7 +519,9 @@ def table(results: list[dict[str, Any]]) -> str:
 
 #: Figures the machine's speed moves from run to run: with --repeat, their medians.
 VARYING = ("seconds_to_ready", "graphs_per_second", "operator_peak_rss_mib",
-           "operator_cpu_seconds_to_ready", "server_cpu_seconds_to_ready")
+           "operator_cpu_seconds_to_ready", "server_cpu_seconds_to_ready",
+           "floor_cpu_seconds", "operator_cpu_over_floor", "floor_seconds_to_ready",
+           "operator_cpu_per_graph_in_calibrations", "floor_cpu_per_graph_in_calibrations")
 
 
 def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -375,22 +530,36 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     ordered = sorted(runs, key=lambda r: float(r["operator_cpu_seconds_to_ready"]))
     result = dict(ordered[len(ordered) // 2])
     for key in VARYING:
-        values = [r[key] for r in runs]
-        result[key] = None if None in values else statistics.median(values)
+        if key not in result:
+            continue
+        values = [r.get(key) for r in runs]
+        result[key] = None if None in values else statistics.median(
+            float(v) for v in values if v is not None)
     if len(runs) > 1:
-        result["runs"] = [{key: r[key] for key in VARYING} for r in runs]
+        result["runs"] = [{key: r[key] for key in VARYING if key in r} for r in runs]
     return result
 
 
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
+    cal = calibration.measure()
+    check(calibration.problems(cal))
     workdir = Path(tempfile.mkdtemp(prefix="bench-graphs-"))
     results = []
     for size in args.size_list:
-        runs = [await run_size(args, size, workdir) for _ in range(max(1, args.repeat))]
+        runs = []
+        for _ in range(max(1, args.repeat)):
+            result, floor_plan = await run_size(args, size, workdir)
+            if args.floor:
+                floor = await run_floor(args, size, workdir, floor_plan)
+                result = with_floor(result, floor, floor_plan, cal)
+            else:
+                result["operator_cpu_per_graph_in_calibrations"] = calibration.in_calibrations(
+                    float(result["operator_cpu_seconds_to_ready"]) / size, cal)
+            runs.append(result)
         results.append(median_of(runs))
     print(table(results))
     return {"workers": args.workers, "qps": args.qps or None, "steady_seconds": args.steady,
-            "peer": None, "results": results}
+            "peer": "floor" if args.floor else None, **cal, "results": results}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
