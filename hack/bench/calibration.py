@@ -119,3 +119,24 @@ def in_calibrations(cpu_seconds: float | None, calibration: dict[str, Any]) -> f
     if cpu_seconds is None or not isinstance(seconds, int | float) or seconds <= 0:
         return None
     return round(cpu_seconds / float(seconds), 2)
+
+
+def checked(repeats: int = REPEATS, rounds: int = ROUNDS) -> dict[str, Any]:
+    """`measure`, failing the benchmark (`ImpossibleFigures`) on an impossible calibration."""
+    from hack.bench.checks import check
+
+    figures = measure(repeats, rounds)
+    check(problems(figures))
+    return figures
+
+
+def add_to(figures: dict[str, Any], calibration: dict[str, Any],
+           cpu_keys: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The figures with the calibration beside them, and each CPU figure named in `cpu_keys`
+    also in calibrations (`<key>_in_calibrations`)."""
+    out = {**figures, **calibration}
+    for key in cpu_keys:
+        value = figures.get(key)
+        out[f"{key}_in_calibrations"] = in_calibrations(
+            float(value) if isinstance(value, int | float) else None, calibration)
+    return out

@@ -18,6 +18,7 @@ def test_apiserver_bench_prints_both_sides() -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert last["calibration_seconds"] > 0
     for side in ("ours", "floor"):
         assert last[f"{side}_listed_items"] == 40 + 50  # both phases' ConfigMaps
         assert last[f"{side}_writes_per_second"] > 0

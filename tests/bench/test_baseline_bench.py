@@ -27,6 +27,10 @@ def test_baseline_runs_both_trees_and_prints_their_figures() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     last = json.loads(done.stdout.strip().splitlines()[-1])
     assert last["base"] == head
+    assert last["calibration_seconds"] > 0
+    # Each side's calibration is shown, never judged: it is the machine's speed.
+    assert all(row["worse_by"] is None for key, row in last["figures"].items()
+               if key.startswith("calibration"))
     listed = last["figures"]["ours_listed_items"]
     assert listed == {"base": 50.0, "head": 50.0, "worse_by": None}
     assert last["figures"]["ours_writes_per_second"]["worse_by"] > 0
@@ -48,6 +52,8 @@ def test_directions_follow_the_names_of_our_figures() -> None:
     assert direction("operator_cpu_over_floor") == "lower"
     assert direction("ours_listed_items") == "neutral"
     assert direction("watches") == "neutral"
+    assert direction("calibration_seconds") == "neutral"
+    assert direction("results[100].operator_cpu_per_graph_in_calibrations") == "lower"
 
 
 def test_medians_are_compared_and_only_judged_figures_regress() -> None:

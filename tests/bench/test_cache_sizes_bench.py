@@ -18,6 +18,7 @@ def test_cache_sizes_prints_json() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["graphs"] == result["ready"] == 2
+    assert result["calibration_seconds"] > 0
     pods = result["kinds"]["pods"]
     assert pods["objects"] == 6
     # Held without their spec and compacted: smaller than with managedFields stripped only.

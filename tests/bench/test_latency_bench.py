@@ -23,6 +23,7 @@ def test_latency_bench_prints_json() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["graphs"] == 2
+    assert result["calibration_seconds"] > 0
     for path in PATHS:
         assert result[f"{path}_samples"] == 2 and result[f"{path}_timeouts"] == 0
         assert 0 < result[f"{path}_p50_ms"] <= result[f"{path}_p99_ms"]

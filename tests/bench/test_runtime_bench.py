@@ -19,6 +19,8 @@ def test_runtime_bench_counts_our_requests() -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     last = json.loads(done.stdout.strip().splitlines()[-1])
     assert last["objects"] == 5
+    assert last["calibration_seconds"] > 0 and last["ours_cpu_seconds_in_calibrations"] > 0
+    assert last["kopf_cpu_seconds_in_calibrations"] is None
     # One create per object at least; the old count by product name once read 0.00 here.
     assert last["ours_requests_per_object"] >= 1.0
     assert last["kopf_requests_per_object"] is None

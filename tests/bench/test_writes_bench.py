@@ -17,4 +17,5 @@ def test_writes_bench_prints_json() -> None:
         cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert last["calibration_seconds"] > 0
     assert set(last["us_per_write"]) == {"status", "update", "patch", "create", "floor"}

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import aiohttp
 
+from hack.bench import calibration
 from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exit_code
 from hack.processes import peak_rss_mib
 
@@ -168,7 +169,11 @@ def main() -> int:
     parser.add_argument("--watches", type=int, default=20)
     parser.add_argument("--concurrency", type=int, default=32)
     args = parser.parse_args()
-    result = asyncio.run(run(args))
+    try:
+        cal = calibration.checked()
+    except ImpossibleFigures as err:
+        return report_and_exit_code(err)
+    result = calibration.add_to(asyncio.run(run(args)), cal)
     for key, value in result.items():
         print(f"{key:40} {value}")
     try:

@@ -8,7 +8,9 @@ alternately, `--rounds` times each, base first. Each side's figures are the medi
 rounds. The table shows every figure both sides printed; the ones whose better direction is
 known (`hack.bench.baseline.figures`) are judged, and the run exits 1 when one is worse than
 `1 + tolerance` times the base's, naming it. `--report-only` never fails on figures.
-The last line printed is one JSON object: base, head, tolerance, figures, regressions.
+The last line printed is one JSON object: base, head, tolerance, figures, regressions, and
+this process's calibration of the machine (`hack.bench.calibration`; each side's own is among
+the figures, never judged).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from hack.bench import calibration
 from hack.bench.baseline.figures import Comparison, compare, regressions
+from hack.bench.checks import ImpossibleFigures, report_and_exit_code
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -95,6 +99,10 @@ def table(rows: list[Comparison]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        cal = calibration.checked()
+    except ImpossibleFigures as err:
+        return report_and_exit_code(err)
     with tempfile.TemporaryDirectory(prefix="bench-baseline-") as scratch:
         base_tree = Path(scratch) / "base"
         try:
@@ -123,7 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tolerance": args.tolerance,
         "figures": {row.key: {"base": row.base, "head": row.head, "worse_by": row.worse_by}
                     for row in rows},
-        "regressions": [row.key for row in worse],
+        "regressions": [row.key for row in worse], **cal,
     }))
     return 0 if args.report_only or not worse else 1
 

@@ -5,7 +5,8 @@ A benchmark's last line is one JSON object. Nested objects are flattened to dott
 numbers count. Whether more is better is read from the key's name, as our benchmarks name
 their figures: rates (`per_second`, `per_s`) are better higher; times, memory, CPU, bytes,
 requests and writes are better lower. Any other number (sizes, counts of items) is shown but
-never judged.
+never judged, nor is the machine's calibration (`hack.bench.calibration`): it is the speed of
+the machine at the time, not of the code, and the figures it puts in context are judged.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def flatten(obj: Mapping[str, object], prefix: str = "") -> dict[str, float]:
 def direction(key: str) -> Direction:
     """Which way is better for a figure, from its name."""
     leaf = key.rsplit(".", 1)[-1].lower()
+    if leaf.startswith("calibration"):
+        return "neutral"
     if any(mark in leaf for mark in _HIGHER):
         return "higher"
     if leaf.endswith(_LOWER_SUFFIXES) or any(mark in leaf for mark in _LOWER):

@@ -44,6 +44,7 @@ import yaml
 from api.conversion import convert
 from controller.client import ClientConfig, KubeClient
 from controller.resource import Resource
+from hack.bench import calibration
 from hack.bench.checks import ImpossibleFigures, check, report_and_exit_code
 from hack.bench.conversion.webhook_operator import NAMESPACE as OPERATOR_NAMESPACE
 from hack.bench.conversion.webhook_operator import FloorWebhook, WebhookOperator
@@ -301,7 +302,11 @@ def main(argv: list[str] | None = None) -> int:
                              "does not stop a LIST for a collection of the whole heap)")
     args = parser.parse_args(argv)
     try:
-        figures = asyncio.run(run(args.graphs, args.repeat, args.server_gc))
+        cal = calibration.checked()
+        figures = calibration.add_to(
+            asyncio.run(run(args.graphs, args.repeat, args.server_gc)), cal,
+            ("operator_cpu_seconds_v1alpha1", "floor_webhook_cpu_seconds",
+             "server_cpu_seconds_v1alpha1"))
     except ImpossibleFigures as err:
         return report_and_exit_code(err)
     for key, value in figures.items():

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.informer import compact_object, strip_managed_fields
+from hack.bench import calibration
 from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exit_code
 from hack.localcluster.server import ClusterConfig, LocalCluster
 from hack.localcluster.simulation.config import SimulationConfig
@@ -115,7 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--graphs", type=int, default=300)
     args = parser.parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        result = asyncio.run(run(args.graphs))
+        cal = calibration.checked()
+        result = calibration.add_to(asyncio.run(run(args.graphs)), cal)
     except ImpossibleFigures as err:
         return report_and_exit_code(err)
     for kind, row in result["kinds"].items():

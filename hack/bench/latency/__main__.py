@@ -51,6 +51,7 @@ from api.conversion import convert
 from api.conversion.views import read_as
 from controller.client import ClientConfig, KubeClient
 from controller.resource import Resource
+from hack.bench import calibration
 from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exit_code
 from hack.bench.graphs import __main__ as graphs
 from hack.bench.graphs.graph import DCDS_PLURAL, DGDS, GROUP, IMAGE, VERSION, graph, nodes_for
@@ -546,7 +547,8 @@ async def measure_ready(args: argparse.Namespace, cluster: LocalCluster, kubecon
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     try:
-        print(json.dumps(asyncio.run(run(args))))
+        cal = calibration.checked()
+        print(json.dumps(calibration.add_to(asyncio.run(run(args)), cal)))
     except ImpossibleFigures as err:
         return report_and_exit_code(err)
     return 0

@@ -27,6 +27,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from hack.bench import calibration
 from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exit_code
 from hack.localcluster.operations import Operations, WriteOptions
 from hack.localcluster.registry import Registry
@@ -186,6 +187,10 @@ def main() -> int:
     parser.add_argument("--only", choices=["status", "update", "patch", "create", "floor"],
                         help="run one kind of write (for profiling)")
     args = parser.parse_args()
+    try:
+        cal = calibration.checked()
+    except ImpossibleFigures as err:
+        return report_and_exit_code(err)
     bench = Bench(args.writers)
     kinds: dict[str, Callable[[int], None]] = {
         "status": bench.status_write, "update": bench.update_write,
@@ -201,7 +206,7 @@ def main() -> int:
         check(at_least(f"{kind} microseconds per write", us, 0.1) for kind, us in figures.items())
     except ImpossibleFigures as err:
         return report_and_exit_code(err)
-    print(json.dumps({"us_per_write": figures}))
+    print(json.dumps(calibration.add_to({"us_per_write": figures}, cal)))
     return 0
 
 
