@@ -42,6 +42,7 @@ from .openapi_builtin import (
     package_of,
     ref,
 )
+from .openapi_crd_v2 import custom_kind_v2
 from .registry import Registry, ResourceType
 
 Json = dict[str, Any]
@@ -120,6 +121,7 @@ class _Entry:
     doc: Json
     body: bytes
     hash: str
+    custom_kinds: frozenset[str]  # the definitions of custom resource kinds (CRDs)
 
 
 class OpenAPI:
@@ -141,7 +143,9 @@ class OpenAPI:
         with self._lock:
             self._sync()
             if self._v2 is None:
-                self._v2 = _swagger2([self._entry(p).doc for p in sorted(self._current)])
+                entries = [self._entry(p) for p in sorted(self._current)]
+                self._v2 = _swagger2([e.doc for e in entries],
+                                     frozenset().union(*(e.custom_kinds for e in entries)))
             return self._v2
 
     def v3_root(self) -> Json:
@@ -196,9 +200,9 @@ class OpenAPI:
             and all(a is b for a, b in zip(cached.types, types, strict=True))
         ):
             return cached
-        doc = _group_version_document(group, version, types)
+        doc, custom_kinds = _group_version_document(group, version, types)
         body = json.dumps(doc, separators=(",", ":")).encode()
-        entry = _Entry(types, doc, body, hashlib.sha512(body).hexdigest().upper())
+        entry = _Entry(types, doc, body, hashlib.sha512(body).hexdigest().upper(), custom_kinds)
         self._entries[path] = entry
         return entry
 
@@ -223,14 +227,18 @@ def _normalize(path: str) -> str:
     return ""
 
 
-def _group_version_document(group: str, version: str, types: Iterable[ResourceType]) -> Json:
+def _group_version_document(group: str, version: str, types: Iterable[ResourceType]
+                            ) -> tuple[Json, frozenset[str]]:
+    """The v3 document of a group-version, and which of its definitions are custom kinds."""
     catalog = builtin_catalog()
     roots = set(catalog.meta_definitions())
     own: dict[str, Json] = {}
+    custom_kinds: set[str] = set()
     paths: Json = {}
     for rt in types:
         if rt.custom:
             kind_name, list_name = _custom_schemas(rt, own)
+            custom_kinds.add(kind_name)
         else:
             names = catalog.kind(rt.group, rt.version, rt.kind)
             if names is None:
@@ -252,7 +260,7 @@ def _group_version_document(group: str, version: str, types: Iterable[ResourceTy
         "info": dict(INFO),
         "paths": dict(sorted(paths.items())),
         "components": {"schemas": dict(sorted(schemas.items()))},
-    }
+    }, frozenset(custom_kinds)
 
 
 def _custom_schemas(rt: ResourceType, out: dict[str, Json], package: str = "") -> tuple[str, str]:
@@ -440,8 +448,9 @@ def _resource_paths(
     return paths
 
 
-def _swagger2(docs: list[Json]) -> Json:
-    """Merge v3 group-version documents into one Swagger 2.0 document."""
+def _swagger2(docs: list[Json], custom_kinds: frozenset[str] = frozenset()) -> Json:
+    """Merge v3 group-version documents into one Swagger 2.0 document; custom resource
+    kinds as apiextensions publishes them in v2 (`openapi_crd_v2`)."""
     paths: Json = {}
     definitions: Json = {}
     for doc in docs:
@@ -452,6 +461,8 @@ def _swagger2(docs: list[Json]) -> Json:
             }
         for name, schema in doc["components"]["schemas"].items():
             definitions[name] = _v2_schema(schema)
+            if name in custom_kinds:
+                definitions[name] = custom_kind_v2(definitions[name])
     # Swagger 2.0 has no oneOf: these are plain strings there, as the apiserver publishes them.
     definitions[INT_OR_STRING] = {
         "type": "string", "format": "int-or-string",

@@ -37,6 +37,7 @@ from .errors import ApiError
 from .faults import CONTROL_PATH, Faults
 from .go_format import go_encode
 from .http_api import USER_KEY, ResourceApi, WatchSettings
+from .openapi_v2_handler import OpenAPIv2Handler
 from .operations import Operations, WriteOptions
 from .registry import Registry
 from .request_stats import RequestKey, RequestStats, classify
@@ -88,6 +89,7 @@ class LocalCluster:
         self.controllers = SystemControllers(self.ops)
         self.api = ResourceApi(self.ops, WatchSettings(self.config.bookmark_interval,
                                                        self.config.watch_min_timeout))
+        self.openapi_v2 = OpenAPIv2Handler(self.api.openapi)
         self.stats = RequestStats()
         self.api.stats = self.stats
         self.simulation = (Simulation(self.ops, self.config.simulation)
@@ -308,8 +310,8 @@ class LocalCluster:
         if path == "/version":  # written raw, indented, like kube-apiserver's version handler
             return web.json_response(discovery.SERVER_VERSION,
                                      dumps=lambda o: json.dumps(o, indent=2))
-        if path == "/openapi/v2":
-            return web.json_response(self.api.openapi.v2())
+        if path == "/openapi/v2":  # JSON or gnostic protobuf, by Accept (kube-openapi's handler)
+            return self.openapi_v2.handle(request)
         if path == "/openapi/v3":
             return web.json_response(self.api.openapi.v3_root())
         if path.startswith("/openapi/v3/"):
