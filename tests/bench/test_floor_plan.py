@@ -25,7 +25,7 @@ def owned(name: str, kind: str, owner: str, uid: str) -> dict[str, object]:
          else "DynamoComponentDeployment", "name": owner, "uid": uid}]}}
 
 
-def test_writes_are_planned_per_graph_in_order_and_split_at_the_final_status() -> None:
+def test_writes_are_planned_per_graph_in_order_and_final_statuses_wait() -> None:
     records = [
         rec("list", "deployments.apps", "GET", "/apis/apps/v1/deployments", code=200,
             query=[("limit", "500")]),
@@ -41,6 +41,11 @@ def test_writes_are_planned_per_graph_in_order_and_split_at_the_final_status() -
         rec("patch", "dynamographdeployments.nvidia.com/status", "PATCH",
             f"{NS}/dynamographdeployments/g0/status",
             {"metadata": {"resourceVersion": "12"}, "status": {"state": "pending"}}, code=200),
+        rec("patch", "dynamocomponentdeployments.nvidia.com/status", "PATCH",
+            f"{NS}/dynamocomponentdeployments/g0-frontend/status",
+            {"status": {"conditions": [{"type": "Available", "status": "True"}]}}, code=200),
+        rec("create", "deployments.apps", "POST", "/apis/apps/v1/namespaces/ns/deployments",
+            owned("g0-decode", "Deployment", "g0-frontend", "old-dcd")),
         rec("patch", "dynamographdeployments.nvidia.com/status", "PATCH",
             f"{NS}/dynamographdeployments/g0/status",
             {"metadata": {"resourceVersion": "15"}, "status": {"state": "successful"}},
@@ -58,22 +63,26 @@ def test_writes_are_planned_per_graph_in_order_and_split_at_the_final_status() -
     assert watch["limit"] == "500" and watch["lists"] == 1 and watch["watches"] == 1
     assert ["resourceVersion", "7"] not in watch["watch_query"]
     steps = made["graphs"]["g0"]
-    assert [s["resource"] for s in steps["before"]] == [
-        "dynamocomponentdeployments.nvidia.com", "deployments.apps",
-        "dynamographdeployments.nvidia.com/status"]
-    assert [s["resource"] for s in steps["after"]] == [
-        "dynamographdeployments.nvidia.com/status", "events"]
-    assert steps["deployments"] == ["g0-frontend"]
-    assert made["graphs"]["g1"] == {"before": [], "after": [], "deployments": []}
+    assert [(s["resource"], s["wait_for"]) for s in steps["steps"]] == [
+        ("dynamocomponentdeployments.nvidia.com", []), ("deployments.apps", []),
+        ("dynamographdeployments.nvidia.com/status", []),
+        # A DCD's final status waits for its own Deployment, the graph's for all so far; a
+        # Deployment the operator created after a final status is not held back by it.
+        ("dynamocomponentdeployments.nvidia.com/status", ["g0-frontend"]),
+        ("deployments.apps", []),
+        ("dynamographdeployments.nvidia.com/status", ["g0-frontend", "g0-decode"]),
+        ("events", [])]
+    assert steps["deployments"] == ["g0-frontend", "g0-decode"]
+    assert made["graphs"]["g1"] == {"steps": [], "deployments": []}
     # Owners by reference, to be filled in on the new cluster; no stale precondition.
-    dcd, deployment, pending = steps["before"]
+    dcd, deployment, pending = steps["steps"][:3]
     assert dcd["uids"] == [[["metadata", "ownerReferences", 0, "uid"],
                             "DynamoGraphDeployment", "g0"]]
     assert deployment["uids"][0][1:] == ["DynamoComponentDeployment", "g0-frontend"]
     assert "resourceVersion" not in pending["body"]["metadata"]
-    assert dcd["decode"] and not pending["decode"] and not steps["after"][1]["decode"]
+    assert dcd["decode"] and not pending["decode"] and not steps["steps"][-1]["decode"]
     # The failed create is not planned; the lease belongs to no graph.
-    assert made["writes"]["create deployments.apps"] == 1
+    assert made["writes"]["create deployments.apps"] == 2
     assert [g["resource"] for g in made["global"]] == ["leases.coordination.k8s.io"]
 
 

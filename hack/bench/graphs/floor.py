@@ -15,9 +15,9 @@ same benchmark run, on a fresh local cluster seeded with the same N graphs:
   operator's order and with the bodies it sent, encoded by `json.dumps` as the operator's
   client encodes them; the answers decoded as the operator decodes them (creates yes, status
   writes and Events no). Owner uids are filled in from the new cluster: a graph's from the
-  watch, a created child's from its create's answer. Up to `--concurrency` graphs at a time.
-  The writes before a graph's first final status are sent as soon as the graph is seen; the
-  rest once all its Deployments are available.
+  watch, a created child's from its create's answer. Up to `--concurrency` writes at a time.
+  A graph's writes start when the graph is seen; a final status (and what follows it) waits
+  until the Deployments it reports on are available.
 - **Everything else** the operator sent (discovery, the leader-election lease) at the same
   times after its start, a lease update with the resourceVersion and uid of the floor's own
   last read or write of it.
@@ -67,11 +67,10 @@ class Floor:
         #: (kind, name) -> uid in this cluster, for the owners the bodies name.
         self.uids: dict[tuple[str, str], str] = {}
         self.uid_kinds = {ref[1] for steps in plan["graphs"].values()
-                          for step in steps["before"] + steps["after"] for ref in step["uids"]}
-        self.graph_of_deployment = {d: g for g, steps in plan["graphs"].items()
-                                    for d in steps["deployments"]}
-        self.waiting = {g: set(steps["deployments"]) for g, steps in plan["graphs"].items()}
-        self.available = {g: asyncio.Event() for g in plan["graphs"]}
+                          for step in steps["steps"] for ref in step["uids"]}
+        #: The planned Deployments, each set once it is seen available.
+        self.available = {d: asyncio.Event() for steps in plan["graphs"].values()
+                          for d in steps["deployments"]}
         self.started: set[str] = set()
         #: resourceVersion and uid of what the floor last read or wrote, by object path.
         self.versions: dict[str, dict[str, str]] = {}
@@ -92,13 +91,10 @@ class Floor:
                 and name not in self.started:
             self.started.add(name)
             self.tasks.append(asyncio.create_task(self.graph(name)))
-        elif kind == "Deployment" and name in self.graph_of_deployment:
+        elif kind == "Deployment" and name in self.available:
             status, spec = obj.get("status") or {}, obj.get("spec") or {}
             if (status.get("availableReplicas") or 0) >= spec.get("replicas", 1):
-                graph = self.graph_of_deployment[name]
-                self.waiting[graph].discard(name)
-                if not self.waiting[graph]:
-                    self.available[graph].set()
+                self.available[name].set()
 
     async def list_and_watch(self, entry: Json) -> None:
         resource, namespace = resource_of(entry["path"])
@@ -170,16 +166,11 @@ class Floor:
         return answer
 
     async def graph(self, name: str) -> None:
-        steps = self.plan["graphs"][name]
-        async with self.semaphore:
-            for step in steps["before"]:
-                await self.send(step)
-        if steps["after"]:
-            if steps["deployments"]:
-                await self.available[name].wait()
+        for step in self.plan["graphs"][name]["steps"]:
+            for deployment in step["wait_for"]:
+                await self.available[deployment].wait()
             async with self.semaphore:
-                for step in steps["after"]:
-                    await self.send(step)
+                await self.send(step)
         self.graphs_done += 1
 
     async def global_requests(self, started: float) -> None:

@@ -14,9 +14,9 @@ send for the same graphs:
 - the same list and watch requests (path, label and field selectors, page size, timeout and
   bookmarks as the operator asked for them);
 - each graph's successful writes (2xx) in the operator's order, bodies as the operator sent
-  them, split at the first write of a final status (a DGD `successful`, a DCD `Available`):
-  what comes before is sent once the graph is seen, the rest once its Deployments are
-  available, as the operator could not have written them earlier;
+  them; a final status (a DCD `Available`, a DGD `successful`) waits until the Deployments
+  it reports on (the DCD's own, all of the graph's so far) are available, as the operator
+  could not have written it earlier, and the graph's writes after it wait with it;
 - every uid in a body (owner references, an Event's involvedObject) replaced by a reference
   to the object's kind and name, resolved against the new cluster when sent;
 - a status patch's `metadata.resourceVersion` precondition left out (the floor never writes
@@ -165,8 +165,9 @@ def plan(records: list[Recorded], graphs: list[str], uids: dict[str, tuple[str, 
     """The floor's plan (a JSON object; see the module's docstring) from the operator's
     requests. `uids`: the old cluster's uid -> (kind, name) of every object a body may name."""
     owners = {name: name for name in graphs}
-    per_graph: dict[str, Json] = {g: {"before": [], "after": [], "deployments": []}
-                                  for g in graphs}
+    per_graph: dict[str, Json] = {g: {"steps": [], "deployments": []} for g in graphs}
+    #: The Deployments each DCD (by name) owns, from the operator's creates.
+    owned: dict[str, list[str]] = {}
     global_requests: list[Json] = []
     watches: dict[tuple[str, str, str], Json] = {}
     counted: Counter[str] = Counter()
@@ -211,13 +212,17 @@ def plan(records: list[Recorded], graphs: list[str], uids: dict[str, tuple[str, 
             continue
         counted[f"{rec.verb} {rec.resource}"] += 1
         steps = per_graph[graph]
+        request["wait_for"] = []
         if rec.resource.endswith("/status") and body is not None and _is_final(
                 rec.resource.split("/")[0], body):
-            steps["final_seen"] = True
-        steps["after" if steps.get("final_seen") else "before"].append(request)
+            request["wait_for"] = (list(steps["deployments"])
+                                   if rec.resource.startswith("dynamographdeployments.")
+                                   else list(owned.get(_name_in_path(rec.path), [])))
+        steps["steps"].append(request)
         if rec.verb == "create" and rec.resource == "deployments.apps" and body is not None:
-            steps["deployments"].append(body["metadata"]["name"])
-    for steps in per_graph.values():
-        steps.pop("final_seen", None)
+            meta = body["metadata"]
+            steps["deployments"].append(meta["name"])
+            for ref in meta.get("ownerReferences") or []:
+                owned.setdefault(str(ref.get("name")), []).append(meta["name"])
     return {"watches": list(watches.values()), "graphs": per_graph,
             "global": global_requests, "writes": dict(sorted(counted.items()))}
