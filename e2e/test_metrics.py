@@ -1,6 +1,7 @@
 """The operator's metrics after a graph's life, as the original's page names them: the
 `dynamo_operator_*` series (reconciles, objects by state, a request by its v1beta1 phase,
-admission requests, denials by reason) beside controller-runtime's (`controller` the kind),
+admission requests, denials by reason, and our graphs' GPUs) beside controller-runtime's
+(`controller` the kind),
 scraped from /metrics of the `dynamo-operator` process."""
 
 from __future__ import annotations
@@ -73,6 +74,14 @@ async def test_metrics_after_a_graph_lifecycle(env: Env, needs_local: LocalClust
                      resource_type=KIND, namespace=ns) >= 1
         assert value(samples, "dynamo_operator_resources_total",
                      resource_type="DynamoComponentDeployment", namespace=ns) == 2
+        # The GPUs the graph takes (ours): one worker on one GPU, requested and running,
+        # and as the GPUS column of `kubectl get dgd -o wide`.
+        assert value(samples, "dynamo_operator_graph_gpus", namespace=ns, graph=GRAPH,
+                     state="requested") == 1
+        assert value(samples, "dynamo_operator_graph_gpus", namespace=ns, graph=GRAPH,
+                     state="running") == 1
+        header, row = (await env.k("get", DGD, GRAPH, "-o", "wide")).splitlines()[:2]
+        assert row[header.index("GPUS"):].strip() == "1"  # the last column; RESTART is blank
         # The admission webhook saw the graph's create; controller-runtime's names stay.
         assert value(samples, "dynamo_operator_webhook_requests_total", resource_type=KIND,
                      operation="CREATE", result="allowed") >= 1

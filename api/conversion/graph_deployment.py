@@ -103,7 +103,7 @@ SPEC_RULES: list[Rule] = [
 ]
 
 STATUS_RULES: list[Rule] = [
-    *same("observedGeneration", "state", "conditions", "restart", "rollingUpdate"),
+    *same("observedGeneration", "state", "conditions", "restart", "rollingUpdate", "gpus"),
     keyed_map("services", "components", REPLICA_STATUS_RULES),
 ]
 

@@ -128,6 +128,13 @@ CRDS: tuple[CrdDefinition, ...] = (
                 priority=1,
                 description="Phase of the latest restart.",
             ),
+            Column(
+                "GPUs",
+                ".status.gpus.requested",
+                "integer",
+                priority=1,
+                description="GPUs the graph's pods request at their desired replicas.",
+            ),
         ),
     ),
     CrdDefinition(

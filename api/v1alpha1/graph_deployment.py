@@ -142,6 +142,20 @@ class RestartStatus:
 
 
 @define(kw_only=True)
+class GraphGpuStatus:
+    """The GPUs a graph's pods take (this operator's own status; the original has none)."""
+
+    requested: int | None = field(
+        default=None,
+        metadata=doc("GPUs the graph's pods request at their desired replicas (multinode "
+                     "pods per node).", format="int64"),
+    )
+    running: int | None = field(
+        default=None, metadata=doc("GPUs of the graph's ready replicas.", format="int64")
+    )
+
+
+@define(kw_only=True)
 class RollingUpdateStatus:
     """Progress of an operator-managed rolling update (added after v0.8)."""
 
@@ -179,6 +193,9 @@ class DynamoGraphDeploymentStatus:
     )
     rolling_update: RollingUpdateStatus | None = field(
         default=None, metadata=doc("Progress of an operator-managed rolling update.")
+    )
+    gpus: GraphGpuStatus | None = field(
+        default=None, metadata=doc("GPUs the graph's pods take, requested and running.")
     )
 
 

@@ -61,6 +61,7 @@ from reconcilers.graph.status import (
     VALIDATION_FAILED,
     Verdict,
     failed,
+    graph_gpus,
     graph_status,
     is_intermediate,
     summarize,
@@ -185,7 +186,8 @@ class GraphDeploymentReconciler:
         status is written once its hold is over, and until then the answer asks for a
         reconcile at that time."""
         generation = int(live["metadata"].get("generation") or 0)
-        status = graph_status(live.get("status"), verdict, generation, readiness, restart)
+        gpus = graph_gpus(live, readiness) if readiness is not None else None
+        status = graph_status(live.get("status"), verdict, generation, readiness, restart, gpus)
         current = live.get("status") or {}
         key = Request(live["metadata"].get("namespace", ""), live["metadata"]["name"])
         if status == current or (verdict.state == PENDING and only_progress(current, status)):

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from backends.gpu_demand import gpus_per_replica
 from reconcilers.graph.readiness import ServiceReadiness
 from reconcilers.machinery.availability import (
     CAPACITY_REASONS,
@@ -83,9 +84,10 @@ def graph_status(
     generation: int,
     services: Iterable[ServiceReadiness] | None,
     restart: Json | None,
+    gpus: Json | None = None,
 ) -> Json:
     """The status to hold now. `services` None keeps the previous per-service counts (nothing
-    was read, e.g. the spec is invalid)."""
+    was read, e.g. the spec is invalid), `gpus` None the previous GPU counts."""
     status = copy.deepcopy(previous) if previous else {}
     status["observedGeneration"] = generation
     status["state"] = verdict.state
@@ -102,7 +104,27 @@ def graph_status(
         status["restart"] = restart
     else:
         status.pop("restart", None)
+    if gpus is not None:
+        status["gpus"] = gpus
     return status
+
+
+def graph_gpus(graph: Json, services: Iterable[ServiceReadiness]) -> Json:
+    """`status.gpus` of a graph as stored: the GPUs of its components' desired replicas, and
+    of the replicas its services report ready."""
+    per_replica = gpus_per_replica(graph)
+    desired = {str(c.get("name", "")): c.get("replicas", 1)
+               for c in (graph.get("spec") or {}).get("components") or []
+               if isinstance(c, dict)}
+    requested = sum(gpus * _count(desired.get(name)) for name, gpus in per_replica.items())
+    running = sum(per_replica.get(s.service, 0) * _count((s.replica_status or {})
+                                                          .get("readyReplicas"))
+                  for s in services)
+    return {"requested": requested, "running": running}
+
+
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and value > 0 else 0
 
 
 def transition_event(previous: Json | None, status: Json) -> tuple[bool, str, str] | None:

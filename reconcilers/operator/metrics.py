@@ -23,6 +23,8 @@ served with the runtime's on /metrics (and not at all with `--metrics-bind-addre
   selector and replicas). An object no controller has written a status to yet is `unknown`
   (the original counts an empty state as the empty string, and the others as not_ready).
   Namespaces another, namespace-restricted, operator claims are left out, as the original's.
+* `dynamo_operator_graph_gpus` by namespace, graph and state (requested, running), ours: read
+  from each graph's `status.gpus` at each scrape (`reconcilers/operator/gpu_metrics.py`).
 
 The page no longer lists `dynamo_operator_reconcile_total`, `_reconcile_duration_seconds`
 (resource_type, namespace, result: success, error, requeue) and `_reconcile_errors_total`
@@ -58,6 +60,7 @@ from reconcilers.machinery.resources import (
     MODELS,
     SCALING_ADAPTERS,
 )
+from reconcilers.operator.gpu_metrics import GraphGpuCollector
 
 __all__ = ["OperatorMetrics", "denial_reason", "error_type", "instrument_controllers",
            "instrument_webhook", "resource_state"]
@@ -134,6 +137,7 @@ class OperatorMetrics:
         """Serve `dynamo_operator_resources_total` from the cache's informers of our kinds,
         leaving out the namespaces `skip_namespace` names."""
         self.registry.register(_ResourceCollector(cache, skip_namespace))
+        self.registry.register(GraphGpuCollector(cache, skip_namespace))
 
     def instrument(self, resource_type: str, reconciler: Reconciler) -> Reconciler:
         """`reconciler`, measured; what it returns or raises goes through unchanged."""

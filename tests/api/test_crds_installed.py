@@ -85,7 +85,7 @@ async def test_printer_columns(kubectl: Kubectl, api: client.ApiClient) -> None:
     await _install(kubectl, api)
     await kubectl("apply", "-f", str(MANIFESTS))
     wide = {
-        "dgd": "NAME READY BACKEND AGE STATE REASON RESTART",
+        "dgd": "NAME READY BACKEND AGE STATE REASON RESTART GPUS",
         "dcd": "NAME COMPONENT AVAILABLE AGE BACKEND SERVICE REPLICAS READY-REPLICAS",
         "dgdr": "NAME MODEL BACKEND STATE DGD-STATE AGE DGD",
         "dgdsa": "NAME DGD SERVICE REPLICAS AGE DESIRED LAST-SCALED READY",
@@ -172,9 +172,15 @@ async def test_both_versions_are_served_and_the_hub_is_stored(
     versions = (await kubectl("api-versions")).split()
     assert {"nvidia.com/v1alpha1", "nvidia.com/v1beta1"} <= set(versions)
     crds = json.loads(await kubectl("get", "crd", "-o", "json"))["items"]
-    assert len(crds) == 5
+    assert len(crds) == 6
+    # The DynamoWorkerMetadata has one version, and no conversion.
+    [worker_metadata] = [c for c in crds if c["spec"]["names"]["kind"] == "DynamoWorkerMetadata"]
+    assert worker_metadata["spec"]["conversion"] == {"strategy": "None"}
+    assert worker_metadata["status"]["storedVersions"] == ["v1alpha1"]
     stored = {}
     for crd in crds:
+        if crd is worker_metadata:
+            continue
         # The server accepted the stanza and defaulted the Service's port.
         service = crd["spec"]["conversion"]["webhook"]["clientConfig"]["service"]
         assert service == {
