@@ -27,6 +27,7 @@ from backends.graph_objects import (
     uses_discovery,
 )
 from backends.grove import grove_objects
+from backends.hub_graph import HubGraph
 from backends.mpi_secret import DIGEST_LABEL, mpi_secret_copy
 from backends.multinode import node_count
 from backends.settings import OperatorSettings
@@ -60,17 +61,20 @@ def graph_children(
     dgd: DynamoGraphDeployment,
     settings: OperatorSettings,
     *,
+    hub: HubGraph,
     tokens: Mapping[str, str | None] | None = None,
     planner_cluster_role: str = "",
     epp_cluster_role: str = "",
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
     mpi_secret: Json | None = None,
 ) -> DesiredChildren:
-    """The graph's desired children. `tokens`: the restart token each service's workload
-    carries; `planner_cluster_role`: bind the Planner's account to it (else to a Role of the
-    namespace); `epp_cluster_role`: the same for the EPP's account; `pull_secrets`: registry
-    host -> Secret names, for the pods of the Grove path; `mpi_secret`: the MPI SSH Secret of
-    another namespace, to copy into the graph's.
+    """The graph's desired children. `hub`: the same graph as the hub, which the builders
+    that moved to `v1beta1` take (`dgd` is its `v1alpha1` view, for the others); `tokens`:
+    the restart token each service's workload carries; `planner_cluster_role`: bind the
+    Planner's account to it (else to a Role of the namespace); `epp_cluster_role`: the same
+    for the EPP's account; `pull_secrets`: registry host -> Secret names, for the pods of the
+    Grove path; `mpi_secret`: the MPI SSH Secret of another namespace, to copy into the
+    graph's.
     Raises GenerationError for a graph that cannot run under these settings."""
     tokens = tokens or {}
     namespace = str(dgd.metadata.get("namespace", ""))
@@ -89,16 +93,16 @@ def graph_children(
                               drift_label=DIGEST_LABEL))
     # A claim of that name that exists already is used as it is, whoever made it.
     children += [Child(c, Write.CREATE_ONLY, shared_labels=())
-                 for c in persistent_volume_claims(dgd)]
-    children += [Child(a, Write.CREATE_ONLY) for a in scaling_adapters(dgd)]
-    if uses_discovery(dgd, settings.discovery_backend):
-        children += [Child(o) for o in discovery_rbac(dgd)]
+                 for c in persistent_volume_claims(hub)]
+    children += [Child(a, Write.CREATE_ONLY) for a in scaling_adapters(hub)]
+    if uses_discovery(hub, settings.discovery_backend):
+        children += [Child(o) for o in discovery_rbac(hub)]
     children += _epp_objects(dgd, settings, epps)
     if uses_grove(dgd, settings):
         children += _grove(dgd, settings, tokens, pull_secrets)
     else:
         children += _components(dgd, settings, tokens)
-    required = tuple(ObjectRef(_V1, "PersistentVolumeClaim", p.name) for p in dgd.spec.pvcs or []
+    required = tuple(ObjectRef(_V1, "PersistentVolumeClaim", p.name) for p in hub.inputs.pvcs
                      if p.name and not p.create)
     return DesiredChildren(tuple(children), pruned_kinds(settings), required)
 

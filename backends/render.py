@@ -30,6 +30,7 @@ from backends.component_workload import component_objects
 from backends.constants import DYNAMO_API_VERSION
 from backends.errors import GenerationError
 from backends.graph_children import graph_children, uses_grove
+from backends.hub_graph import HubGraph, hub_graph
 from backends.settings import OperatorSettings
 
 Json = dict[str, Any]
@@ -92,14 +93,21 @@ def render(
     settings = dataclasses.replace(settings or OperatorSettings(), inference_pool_enabled=True)
     kind = manifest.get("kind")
     data = copy.deepcopy(dict(manifest))
+    data.setdefault("metadata", {}).setdefault("namespace", "default")
+    written = copy.deepcopy(data)
+    written.setdefault("apiVersion", DYNAMO_API_VERSION)  # as the models default it
     if kind in _RENDERED and data.get("apiVersion") == HUB:
         try:  # the builders take the v1alpha1 model
             data = read_as(data, DYNAMO_API_VERSION)
         except ConversionFailure as err:
             raise GenerationError(str(err)) from None
-    data.setdefault("metadata", {}).setdefault("namespace", "default")
     if kind == "DynamoGraphDeployment":
-        return _graph(_load(DynamoGraphDeployment, data), settings, pull_secrets)
+        dgd = _load(DynamoGraphDeployment, data)  # validated as the operator validates it
+        try:
+            hub = hub_graph(written)
+        except ConversionFailure as err:
+            raise GenerationError(str(err)) from None
+        return _graph(dgd, hub, settings, pull_secrets)
     if kind == "DynamoComponentDeployment":
         dcd = _load(DynamoComponentDeployment, data)
         return component_objects(dcd, settings, pull_secrets=pull_secrets)
@@ -110,10 +118,11 @@ def render(
 
 def _graph(
     dgd: DynamoGraphDeployment,
+    hub: HubGraph,
     settings: OperatorSettings,
     pull_secrets: Mapping[str, Sequence[str]] | None,
 ) -> list[Json]:
-    desired = graph_children(dgd, settings, pull_secrets=pull_secrets)
+    desired = graph_children(dgd, settings, hub=hub, pull_secrets=pull_secrets)
     objects = [o for o in desired.objects() if o["kind"] != "DynamoComponentDeployment"]
     if uses_grove(dgd, settings):
         return objects

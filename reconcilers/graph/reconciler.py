@@ -42,6 +42,7 @@ from api.v1alpha1 import DynamoGraphDeployment
 from backends import constants
 from backends.errors import GenerationError
 from backends.graph_children import graph_children, pruned_kinds, uses_grove
+from backends.hub_graph import hub_graph
 from backends.mpi_secret import mpi_services
 from controller.errors import ApiError, Conflict, TerminalError, is_transient
 from controller.handlers import CREATE_IGNORED, STATUS_ONLY_IGNORED
@@ -154,7 +155,8 @@ class GraphDeploymentReconciler:
             path.live = live
         mpi_secret = await mpi_source(ctx, path.namespace, mpi_services(dgd), RECONCILE_FAILED)
         try:
-            desired = graph_children(dgd, ctx.settings, tokens=plan.tokens,
+            desired = graph_children(dgd, ctx.settings, hub=hub_graph(live),
+                                     tokens=plan.tokens,
                                      planner_cluster_role=ctx.planner_cluster_role_name,
                                      epp_cluster_role=ctx.epp_cluster_role_name,
                                      mpi_secret=mpi_secret)

@@ -19,6 +19,7 @@ from api.v1alpha1 import (
 from backends.component_deployment import component_deployment
 from backends.component_workload import component_objects
 from backends.context import PodContext
+from backends.hub_graph import HubGraph, hub_graph
 from backends.multinode import GROVE, MultinodeDeployer, Role
 from backends.pod_spec import generate_pod_spec
 from backends.settings import OperatorSettings
@@ -51,6 +52,11 @@ def graph(
     if envs:
         spec["envs"] = envs
     return load(DynamoGraphDeployment, {"metadata": meta, "spec": spec})
+
+
+def hub_of(dgd: DynamoGraphDeployment) -> HubGraph:
+    """The graph as the builders moved to `v1beta1` take it (written in `v1alpha1`)."""
+    return hub_graph(dump(dgd))
 
 
 def component(

@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from backend_cases import IMAGE, SETTINGS, component, graph, main_of
+from backend_cases import IMAGE, SETTINGS, component, graph, hub_of, main_of
 
 from api.convert import dump
 from api.v1alpha1 import IngressSpec, IngressTLSSpec
@@ -483,7 +483,7 @@ def test_one_headless_service_per_model() -> None:
 def test_scaling_adapters_only_for_services_that_opt_in() -> None:
     dgd = graph({"A": {"scalingAdapter": {"enabled": True}, "replicas": 3},
                  "B": {"scalingAdapter": {"enabled": False}}, "C": {}})  # fmt: skip
-    assert scaling_adapters(dgd) == [
+    assert scaling_adapters(hub_of(dgd)) == [
         {
             "apiVersion": "nvidia.com/v1alpha1",
             "kind": "DynamoGraphDeploymentScalingAdapter",
