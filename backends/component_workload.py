@@ -136,7 +136,7 @@ def _standalone(dcd: DynamoComponentDeployment, settings: OperatorSettings,
             raise GenerationError(no_inference_pool([dcd.spec.service_name or name]))
         children += unowned(epp_rbac(namespace, epp_cluster_role))
         children += owned(epp_objects(
-            name, namespace, dcd.spec.service_name or name, dcd.spec,
+            name, namespace, dcd.spec.service_name or name, dcd.spec.epp_config,
             dynamo_namespace=component_pod_context(dcd, settings).dynamo_namespace,
             picker_service=name))
     return children

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from api import v1beta1
 from api.convert import dump
 from api.v1alpha1 import DynamoComponentDeploymentSharedSpec, DynamoGraphDeployment
 from backends import constants
@@ -50,9 +51,9 @@ _ADAPTER: Kind = (constants.DYNAMO_API_VERSION, "DynamoGraphDeploymentScalingAda
 _POD_CLIQUE_SET: Kind = (constants.GROVE_API_VERSION, "PodCliqueSet")
 
 
-def uses_grove(dgd: DynamoGraphDeployment, settings: OperatorSettings) -> bool:
+def uses_grove(graph: HubGraph, settings: OperatorSettings) -> bool:
     """Grove runs the graph when installed, unless the graph opts out by annotation."""
-    annotations = dgd.metadata.get("annotations") or {}
+    annotations = graph.model.metadata.get("annotations") or {}
     opted_out = annotations.get(constants.ANNOTATION_ENABLE_GROVE, "").lower() == "false"
     return settings.grove_enabled and not opted_out
 
@@ -77,15 +78,14 @@ def graph_children(
     graph's.
     Raises GenerationError for a graph that cannot run under these settings."""
     tokens = tokens or {}
-    namespace = str(dgd.metadata.get("namespace", ""))
+    namespace = hub.namespace
     children: list[Child] = []
-    services = dgd.spec.services or {}
     # Shared by the namespace: the planner's is made for every graph once a ClusterRole is
     # configured (as the original does), else for graphs that run a planner.
-    if planner_cluster_role or any(s.component_type == constants.PLANNER
-                                   for s in services.values()):
+    if planner_cluster_role or any(hub.component_type(name) == constants.PLANNER
+                                   for name, _ in hub.components()):
         children += unowned(planner_rbac(namespace, planner_cluster_role))
-    epps = epp_services(dgd)
+    epps = epp_services(hub)
     if epps:
         children += unowned(epp_rbac(namespace, epp_cluster_role))
     if mpi_secret is not None:
@@ -97,8 +97,8 @@ def graph_children(
     children += [Child(a, Write.CREATE_ONLY) for a in scaling_adapters(hub)]
     if uses_discovery(hub, settings.discovery_backend):
         children += [Child(o) for o in discovery_rbac(hub)]
-    children += _epp_objects(dgd, settings, epps)
-    if uses_grove(dgd, settings):
+    children += _epp_objects(hub, settings, epps)
+    if uses_grove(hub, settings):
         children += _grove(dgd, settings, tokens, pull_secrets)
     else:
         children += _components(dgd, settings, tokens)
@@ -121,14 +121,15 @@ def pruned_kinds(settings: OperatorSettings) -> tuple[Kind, ...]:
     return tuple(kinds)
 
 
-def _epp_objects(dgd: DynamoGraphDeployment, settings: OperatorSettings,
-                 epps: list[tuple[str, DynamoComponentDeploymentSharedSpec]]) -> list[Child]:
+def _epp_objects(hub: HubGraph, settings: OperatorSettings,
+                 epps: list[tuple[str, v1beta1.DynamoComponentDeploymentSharedSpec]]
+                 ) -> list[Child]:
     """Each EPP service's ConfigMap (inline config) and InferencePool, owned by the graph."""
     if not epps:
         return []
     if not settings.inference_pool_enabled:
         raise GenerationError(no_inference_pool([k for k, _ in epps]))
-    return [Child(o) for key, spec in epps for o in graph_epp_objects(dgd, key, spec)]
+    return [Child(o) for key, spec in epps for o in graph_epp_objects(hub, key, spec)]
 
 
 def grove_workload(graph: str, service: str, spec: DynamoComponentDeploymentSharedSpec) -> Kind:

@@ -13,7 +13,7 @@ from typing import Any
 from api.conversion import HUB, convert
 from api.conversion.render_inputs import RenderInputs, render_inputs
 from api.convert import load
-from api.v1beta1 import DynamoGraphDeployment
+from api.v1beta1 import DynamoComponentDeploymentSharedSpec, DynamoGraphDeployment
 
 Json = dict[str, Any]
 
@@ -36,6 +36,17 @@ class HubGraph:
     def namespace(self) -> str:
         """metadata.namespace."""
         return str(self.model.metadata.get("namespace", ""))
+
+    def components(self) -> list[tuple[str, DynamoComponentDeploymentSharedSpec]]:
+        """The named components, in name order (the order of `v1alpha1`'s service keys)."""
+        named = [(c.name, c) for c in self.model.spec.components or [] if c.name is not None]
+        return sorted(named, key=lambda pair: pair[0])
+
+    def component_type(self, name: str) -> str | None:
+        """The component's `componentType` as `v1alpha1` states it: `v1beta1`'s `type` says
+        prefill or decode where `v1alpha1` may say worker with a subComponentType, and has no
+        word for a type it does not know."""
+        return self.inputs.component(name).component_type
 
 
 def hub_graph(obj: Json) -> HubGraph:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from api import v1beta1
 from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
 from backends import naming
 
@@ -43,7 +44,9 @@ class Role:
         return self.nodes > 1
 
 
-def node_count(spec: DynamoComponentDeploymentSharedSpec) -> int:
+def node_count(
+    spec: DynamoComponentDeploymentSharedSpec | v1beta1.DynamoComponentDeploymentSharedSpec,
+) -> int:
     """Nodes per replica: multinode.nodeCount (2 when the section is empty), else 1."""
     if spec.multinode is None:
         return 1

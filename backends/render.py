@@ -124,7 +124,7 @@ def _graph(
 ) -> list[Json]:
     desired = graph_children(dgd, settings, hub=hub, pull_secrets=pull_secrets)
     objects = [o for o in desired.objects() if o["kind"] != "DynamoComponentDeployment"]
-    if uses_grove(dgd, settings):
+    if uses_grove(hub, settings):
         return objects
     for dcd in component_deployments(dgd, settings):
         objects.append(dump(dcd))

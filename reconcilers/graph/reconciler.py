@@ -142,7 +142,8 @@ class GraphDeploymentReconciler:
         restart status. TerminalError for what the user has to fix."""
         ctx = self.ctx
         services = dgd.spec.services or {}
-        kind = GrovePath if uses_grove(dgd, ctx.settings) else ComponentPath
+        hub = hub_graph(live)
+        kind = GrovePath if uses_grove(hub, ctx.settings) else ComponentPath
         path: WorkloadPath = kind(ctx, live, dgd)
         tokens, observed = await path.observe()
         previous = _restart_of(live)
@@ -153,10 +154,9 @@ class GraphDeploymentReconciler:
             live = await self._save_status(live, {**(live.get("status") or {}),
                                                    "restart": plan.status})
             path.live = live
-        mpi_secret = await mpi_source(ctx, path.namespace, mpi_services(dgd), RECONCILE_FAILED)
+        mpi_secret = await mpi_source(ctx, path.namespace, mpi_services(hub), RECONCILE_FAILED)
         try:
-            desired = graph_children(dgd, ctx.settings, hub=hub_graph(live),
-                                     tokens=plan.tokens,
+            desired = graph_children(dgd, ctx.settings, hub=hub, tokens=plan.tokens,
                                      planner_cluster_role=ctx.planner_cluster_role_name,
                                      epp_cluster_role=ctx.epp_cluster_role_name,
                                      mpi_secret=mpi_secret)

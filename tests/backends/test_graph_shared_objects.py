@@ -129,8 +129,9 @@ def _trtllm(nodes: int) -> Any:
 
 
 def test_the_mpi_secret_is_copied_with_a_digest_and_no_owner() -> None:
-    assert mpi_services(_trtllm(2)) == ["W"]
-    assert mpi_services(graph({"W": {"multinode": {"nodeCount": 2}}}, backend="vllm")) == []
+    assert mpi_services(hub_of(_trtllm(2))) == ["W"]
+    assert mpi_services(hub_of(graph({"W": {"multinode": {"nodeCount": 2}}},
+                                     backend="vllm"))) == []
     source = {"metadata": {"name": "mpi-run-ssh-secret", "namespace": "dynamo-system",
                            "uid": "u", "annotations": {"a": "b"}},
               "type": "Opaque", "data": {"private.key": "a2V5"}}
