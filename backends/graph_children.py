@@ -99,9 +99,9 @@ def graph_children(
         children += [Child(o) for o in discovery_rbac(hub)]
     children += _epp_objects(hub, settings, epps)
     if uses_grove(hub, settings):
-        children += _grove(dgd, settings, tokens, pull_secrets)
+        children += _grove(dgd, hub, settings, tokens, pull_secrets)
     else:
-        children += _components(dgd, settings, tokens)
+        children += _components(dgd, hub, settings, tokens)
     required = tuple(ObjectRef(_V1, "PersistentVolumeClaim", p.name) for p in hub.inputs.pvcs
                      if p.name and not p.create)
     return DesiredChildren(tuple(children), pruned_kinds(settings), required)
@@ -132,18 +132,18 @@ def _epp_objects(hub: HubGraph, settings: OperatorSettings,
     return [Child(o) for key, spec in epps for o in graph_epp_objects(hub, key, spec)]
 
 
-def grove_workload(graph: str, service: str, spec: DynamoComponentDeploymentSharedSpec) -> Kind:
+def grove_workload(graph: str, service: str, spec: DynamoComponentDeploymentSharedSpec
+                   | v1beta1.DynamoComponentDeploymentSharedSpec) -> Kind:
     """The Grove object that runs a service, `<graph>-0-<service>`: a PodClique, or a
     PodCliqueScalingGroup when the service spans several nodes; (kind, name)."""
     name = f"{graph}-0-{service.lower()}"
     return ("PodCliqueScalingGroup" if node_count(spec) > 1 else "PodClique"), name
 
 
-def _components(dgd: DynamoGraphDeployment, settings: OperatorSettings,
+def _components(dgd: DynamoGraphDeployment, hub: HubGraph, settings: OperatorSettings,
                 tokens: Mapping[str, str | None]) -> list[Child]:
-    services = dgd.spec.services or {}
     if not settings.lws_enabled:
-        multinode = sorted(k for k, s in services.items() if node_count(s) > 1)
+        multinode = [name for name, spec in hub.components() if node_count(spec) > 1]
         if multinode:
             raise GenerationError(NO_ORCHESTRATOR.format(services=", ".join(multinode)))
     children = []
@@ -157,7 +157,7 @@ def _components(dgd: DynamoGraphDeployment, settings: OperatorSettings,
     return children
 
 
-def _grove(dgd: DynamoGraphDeployment, settings: OperatorSettings,
+def _grove(dgd: DynamoGraphDeployment, hub: HubGraph, settings: OperatorSettings,
            tokens: Mapping[str, str | None],
            pull_secrets: Mapping[str, Sequence[str]] | None) -> list[Child]:
     objects = grove_objects(dgd, settings, pull_secrets=pull_secrets)
@@ -165,11 +165,10 @@ def _grove(dgd: DynamoGraphDeployment, settings: OperatorSettings,
         if obj["kind"] == "PodCliqueSet":
             _set_tokens(obj, tokens)
     children = owned(objects)
-    graph = str(dgd.metadata.get("name", ""))
-    namespace = str(dgd.metadata.get("namespace", ""))
+    graph, namespace = hub.name, hub.namespace
     # Grove creates the cliques; their replicas belong to whoever scales them, so the graph's
     # replicas reach them through the scale subresource.
-    for service, spec in sorted((dgd.spec.services or {}).items()):
+    for service, spec in hub.components():
         if spec.replicas is None:
             continue
         kind, name = grove_workload(graph, service, spec)
