@@ -28,8 +28,8 @@ from api.conversion.component import SHARED_SPEC_RULES
 from api.conversion.component_deployment import COMPONENT_DEPLOYMENT
 from api.conversion.graph_deployment import GRAPH_DEPLOYMENT
 from api.conversion.objects import HUB
-from api.conversion.pod_template import HUB_KEYS
-from api.conversion.rules import Rule, convert_fields
+from api.conversion.pod_template import HUB_KEYS, SPOKE_KEYS, pod_to_hub
+from api.conversion.rules import Rule, convert_fields, present
 from api.convert import load
 from api.kube import Json
 from api.v1alpha1 import PVC, IngressSpec, SharedMemorySpec
@@ -45,7 +45,6 @@ def _rule(hub_keys: tuple[str, ...]) -> list[Rule]:
 
 
 _TYPE = _rule(("type",))
-_POD = _rule(HUB_KEYS)
 _SHARED_MEMORY = _rule(("sharedMemorySize",))
 _SCALING_ADAPTER = _rule(("scalingAdapter",))
 
@@ -114,7 +113,7 @@ def render_inputs(obj: Json) -> RenderInputs:
 
 def _component(hub: Json, saved: Json) -> ComponentInputs:
     kinds = _group(hub, saved, _TYPE)
-    pod = _group(hub, saved, _POD)
+    pod = _pod_metadata(hub, saved)
     shm = _group(hub, saved, _SHARED_MEMORY)
     adapter = _group(hub, saved, _SCALING_ADAPTER)
     metadata = {k: pod[k] for k in _METADATA_KEYS if isinstance(pod.get(k), dict)}
@@ -144,6 +143,19 @@ def _group(hub: Json, saved: Json, rules: list[Rule]) -> Json:
     live = {k: hub[k] for k in rule.hub if k in hub}
     restored = {k: saved[k] for k in rule.spoke if k in saved}
     return convert_fields(live, rules, to_hub=False, restored=restored)[0]
+
+
+def _pod_metadata(hub: Json, saved: Json) -> Json:
+    """The component's own labels and annotations. The pod group's projection
+    (`api.conversion.pod_template`) never gives them from `v1beta1` (it puts the template's
+    metadata into extraPodMetadata): they exist only in a saved group that still composes to
+    the live pod fields, the rule `api.conversion.rules.projection` restores it by."""
+    group = {k: saved[k] for k in SPOKE_KEYS if k in saved}
+    if not any(k in group for k in _METADATA_KEYS):
+        return {}
+    candidate = present(group)
+    live = {k: hub[k] for k in HUB_KEYS if k in hub}
+    return candidate if pod_to_hub(candidate) == live else {}
 
 
 def _payload(raw: Any) -> Json:
