@@ -9,7 +9,7 @@ from api.v1alpha1 import DynamoGraphDeployment
 from controller.events import EventRecorder
 from reconcilers.machinery.children import Synced
 from reconcilers.machinery.resources import SCALING_ADAPTERS
-from reconcilers.machinery.spec_views import spec_view
+from reconcilers.machinery.spec_views import inputs_of
 
 Json = dict[str, Any]
 
@@ -18,10 +18,8 @@ def claimed_names(obj: Json) -> list[str]:
     """Index of graphs by the `<namespace>/<name>` of PVCs they use without creating them, so
     that such a PVC appearing wakes the graphs waiting for it."""
     namespace = obj["metadata"].get("namespace", "")
-    # `pvcs` exist in v1alpha1 only: read from the graph's view.
-    spec = spec_view(obj).get("spec") or {}
-    return [f"{namespace}/{p['name']}" for p in spec.get("pvcs") or []
-            if isinstance(p, dict) and p.get("name") and not p.get("create")]
+    # `pvcs` exist in v1alpha1 only: read from the graph's render inputs.
+    return [f"{namespace}/{p.name}" for p in inputs_of(obj).pvcs if p.name and not p.create]
 
 
 async def report_orphaned_adapters(recorder: EventRecorder, live: Json,

@@ -42,7 +42,6 @@ from api.v1alpha1 import DynamoGraphDeployment
 from backends import constants
 from backends.errors import GenerationError
 from backends.graph_children import graph_children, pruned_kinds, uses_grove
-from backends.hub_graph import hub_graph
 from backends.mpi_secret import mpi_services
 from controller.errors import ApiError, Conflict, TerminalError, is_transient
 from controller.handlers import CREATE_IGNORED, STATUS_ONLY_IGNORED
@@ -81,6 +80,7 @@ from reconcilers.machinery.resources import (
     SECRETS,
     resource_for,
 )
+from reconcilers.machinery.spec_views import graph_of
 from reconcilers.machinery.status_pacer import StatusPacer
 from reconcilers.machinery.status_writer import write_status
 
@@ -142,7 +142,7 @@ class GraphDeploymentReconciler:
         restart status. TerminalError for what the user has to fix."""
         ctx = self.ctx
         services = dgd.spec.services or {}
-        hub = hub_graph(live)
+        hub = graph_of(live)
         kind = GrovePath if uses_grove(hub, ctx.settings) else ComponentPath
         path: WorkloadPath = kind(ctx, live, dgd)
         tokens, observed = await path.observe()
