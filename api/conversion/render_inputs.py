@@ -88,7 +88,9 @@ _NONE = ComponentInputs()
 
 def render_inputs(obj: Json) -> RenderInputs:
     """The `v1alpha1` inputs of a graph or DCD held as the hub. Only reads `obj`.
-    ValueError for another kind or version."""
+    ValueError for another kind or version; `api.errors.ConversionError` (a ValueError) for a
+    saved pvc, ingress or sharedMemory that does not fit its model (the object's view then
+    fails validation as well)."""
     kind = obj.get("kind")
     if obj.get("apiVersion") != HUB or kind not in (GRAPH_DEPLOYMENT.kind,
                                                    COMPONENT_DEPLOYMENT.kind):

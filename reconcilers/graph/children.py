@@ -18,8 +18,13 @@ def claimed_names(obj: Json) -> list[str]:
     """Index of graphs by the `<namespace>/<name>` of PVCs they use without creating them, so
     that such a PVC appearing wakes the graphs waiting for it."""
     namespace = obj["metadata"].get("namespace", "")
-    # `pvcs` exist in v1alpha1 only: read from the graph's render inputs.
-    return [f"{namespace}/{p.name}" for p in inputs_of(obj).pvcs if p.name and not p.create]
+    # `pvcs` exist in v1alpha1 only: read from the graph's render inputs. A graph whose saved
+    # ones do not fit their model fails validation, and waits for no claim.
+    try:
+        pvcs = inputs_of(obj).pvcs
+    except ValueError:
+        return []
+    return [f"{namespace}/{p.name}" for p in pvcs if p.name and not p.create]
 
 
 async def report_orphaned_adapters(recorder: EventRecorder, live: Json,

@@ -9,6 +9,7 @@ from typing import Any
 
 from api.conversion import convert
 from backends.constants import ANNOTATION_RESTART_AT
+from reconcilers.graph.children import claimed_names
 from reconcilers.graph.readiness import restart_token
 from reconcilers.machinery.spec_views import graph_of, inputs_of
 
@@ -67,3 +68,12 @@ def test_the_restart_token_of_a_dcd_in_either_version() -> None:
     assert inputs_of(stored).component("decode").annotations == {TOKEN: "r1", "other": "x"}
     assert restart_token(dcd({})) is None
     assert restart_token(convert(dcd({"other": "x"}), "v1beta1")) is None
+
+
+def test_the_claim_index_of_a_graph_whose_saved_claims_do_not_fit_is_empty() -> None:
+    live = convert(graph(), "v1beta1")
+    assert claimed_names(live) == ["t/models"]
+    broken = copy.deepcopy(live)
+    broken["metadata"]["uid"] = "memo-broken"
+    broken["metadata"]["annotations"]["nvidia.com/dgd-spec"] = '{"pvcs":[{"create":"x"}]}'
+    assert claimed_names(broken) == []
