@@ -10,11 +10,12 @@ from typing import Any
 from api.v1alpha1 import DynamoComponentDeployment
 from backends import constants, labels, naming
 from backends.children import Child, DesiredChildren, Kind, Write, owned, unowned
-from backends.context import PodContext, discovery_backend
+from backends.context import PodContext, discovery_backend, discovery_backend_of
 from backends.deployment import deployment
 from backends.epp import epp_objects, no_inference_pool
 from backends.errors import GenerationError
 from backends.graph_objects import discovery_rbac_of
+from backends.hub_component import HubComponent
 from backends.ingress import ingress, virtual_service
 from backends.leader_worker_set import leader_worker_sets
 from backends.mpi_secret import DIGEST_LABEL, mpi_secret_copy
@@ -102,6 +103,7 @@ def component_children(
     dcd: DynamoComponentDeployment,
     settings: OperatorSettings,
     *,
+    hub: HubComponent,
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
     service_account: str = "default",
     mpi_secret: Json | None = None,
@@ -112,33 +114,35 @@ def component_children(
     of its own also gets what a graph would make for it: the discovery RBAC, an EPP's
     ConfigMap, InferencePool and account, and `mpi_secret` (another namespace's MPI SSH
     Secret) copied into its namespace; `epp_cluster_role`: the ClusterRole an EPP's account is
-    bound to (else a Role of the namespace)."""
+    bound to (else a Role of the namespace). `hub`: the same DCD as the hub, which the builders
+    on `v1beta1` take (`dcd` is its `v1alpha1` view, for the workload builders)."""
     objects = component_objects(dcd, settings, pull_secrets=pull_secrets,
                                 service_account=service_account)
     children = owned(objects)
-    if not labels.graph_name_of(dcd):
-        children += _standalone(dcd, settings, epp_cluster_role)
+    if not hub.graph_name():
+        children += _standalone(hub, settings, epp_cluster_role)
         if mpi_secret is not None:
-            children.append(Child(mpi_secret_copy(mpi_secret, str(dcd.metadata["namespace"])),
+            children.append(Child(mpi_secret_copy(mpi_secret, hub.namespace),
                                   Write.UNOWNED, drift_label=DIGEST_LABEL))
     return DesiredChildren(tuple(children), component_kinds(settings))
 
 
-def _standalone(dcd: DynamoComponentDeployment, settings: OperatorSettings,
+def _standalone(hub: HubComponent, settings: OperatorSettings,
                 epp_cluster_role: str = "") -> list[Child]:
-    name = str(dcd.metadata["name"])
-    namespace = str(dcd.metadata.get("namespace", ""))
+    name, namespace = hub.name, hub.namespace
     children = []
-    if discovery_backend(dcd.spec, settings) == constants.DISCOVERY_KUBERNETES:
+    if discovery_backend_of(hub.inputs.annotations, settings) == constants.DISCOVERY_KUBERNETES:
         children += owned(discovery_rbac_of(name, namespace))
-    if dcd.spec.component_type == constants.EPP:
+    if hub.inputs.component_type == constants.EPP:
         if not settings.inference_pool_enabled:
-            raise GenerationError(no_inference_pool([dcd.spec.service_name or name]))
+            raise GenerationError(no_inference_pool([hub.service]))
+        spec = hub.model.spec
+        # A DCD of its own is its own parent (see component_pod_context).
+        dyn_ns = hub.inputs.dynamo_namespace or naming.dynamo_namespace(
+            namespace, name, global_namespace=bool(spec.global_dynamo_namespace))
         children += unowned(epp_rbac(namespace, epp_cluster_role))
-        children += owned(epp_objects(
-            name, namespace, dcd.spec.service_name or name, dcd.spec.epp_config,
-            dynamo_namespace=component_pod_context(dcd, settings).dynamo_namespace,
-            picker_service=name))
+        children += owned(epp_objects(name, namespace, hub.service, spec.epp_config,
+                                      dynamo_namespace=dyn_ns, picker_service=name))
     return children
 
 

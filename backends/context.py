@@ -36,7 +36,14 @@ class PodContext:
 def discovery_backend(spec: DynamoComponentDeploymentSharedSpec, settings: OperatorSettings) -> str:
     """The component's discovery backend: its annotation when present (even empty), else the
     operator's."""
-    annotations = spec.annotations or {}
+    return discovery_backend_of(spec.annotations, settings)
+
+
+def discovery_backend_of(annotations: Mapping[str, str] | None,
+                         settings: OperatorSettings) -> str:
+    """The discovery backend of a component with these own annotations (`v1alpha1`'s
+    spec.annotations): the annotation when present (even empty), else the operator's."""
+    annotations = annotations or {}
     if constants.ANNOTATION_DISCOVERY_BACKEND in annotations:
         return annotations[constants.ANNOTATION_DISCOVERY_BACKEND]
     return settings.discovery_backend

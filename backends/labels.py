@@ -7,6 +7,7 @@ They are what selectors, Dynamo's Kubernetes discovery, metrics scraping and
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from api.v1alpha1 import DynamoComponentDeployment, DynamoComponentDeploymentSharedSpec
 from backends import constants, naming
@@ -21,6 +22,7 @@ __all__ = [
     "dcd_pod_annotations",
     "dcd_pod_identity",
     "dcd_pod_labels",
+    "graph_name",
     "graph_name_of",
     "grove_clique_annotations",
     "grove_clique_labels",
@@ -68,10 +70,16 @@ def model_annotations(spec: DynamoComponentDeploymentSharedSpec) -> Labels:
 
 def graph_name_of(dcd: DynamoComponentDeployment) -> str:
     """The graph a DCD belongs to: its graph label, else its owning DGD, else ""."""
-    labels = {**(dcd.spec.labels or {}), **(dcd.metadata.get("labels") or {})}
+    return graph_name(dcd.spec.labels, dcd.metadata)
+
+
+def graph_name(component_labels: Mapping[str, str] | None, metadata: Mapping[str, Any]) -> str:
+    """The graph of a DCD with these component labels (`v1alpha1`'s spec.labels) and this
+    metadata: the graph label of either, else its owning DGD, else ""."""
+    labels = {**(component_labels or {}), **(metadata.get("labels") or {})}
     if labels.get(constants.LABEL_GRAPH_NAME):
         return str(labels[constants.LABEL_GRAPH_NAME])
-    for owner in dcd.metadata.get("ownerReferences") or []:
+    for owner in metadata.get("ownerReferences") or []:
         if owner.get("kind") == "DynamoGraphDeployment":
             return str(owner.get("name", ""))
     return ""

@@ -96,6 +96,7 @@ from reconcilers.machinery.resources import (
     SECRETS,
     SERVICES,
 )
+from reconcilers.machinery.spec_views import component_of
 from reconcilers.machinery.status_pacer import StatusPacer
 from reconcilers.machinery.status_writer import write_status
 
@@ -191,12 +192,14 @@ class ComponentDeploymentReconciler:
         try:
             namespace = str(obj["metadata"]["namespace"])
             # A DCD of its own brings the MPI SSH Secret its pods mount (a graph's, its graph).
+            stored = component_of(obj)
             mpi_secret = await mpi_source(
                 self.ctx, namespace,
-                [dcd.spec.service_name or request.name] if component_needs_mpi_secret(dcd)
-                else [], availability.RECONCILE_FAILED)
+                [stored.service] if component_needs_mpi_secret(stored) else [],
+                availability.RECONCILE_FAILED)
             inputs = await cluster_inputs(cache, namespace)
-            desired = desired_children(self.ctx.settings, dcd, inputs, mpi_secret=mpi_secret,
+            desired = desired_children(self.ctx.settings, dcd, stored, inputs,
+                                       mpi_secret=mpi_secret,
                                        epp_cluster_role=self.ctx.epp_cluster_role_name)
             # The settings and the EPP role are the process's: the rest is the DCD's own.
             synced = await self.writer.sync(obj, desired, inputs=(inputs, mpi_secret))

@@ -16,17 +16,18 @@ from typing import Any, TypeVar
 
 from api.conversion import HUB, SPOKE, convert
 from api.conversion.render_inputs import RenderInputs, render_inputs
+from backends.hub_component import HubComponent, hub_component
 from backends.hub_graph import HubGraph, hub_graph
 
 Json = dict[str, Any]
 T = TypeVar("T")
 
-__all__ = ["graph_of", "inputs_of", "spec_view"]
+__all__ = ["component_of", "graph_of", "inputs_of", "spec_view"]
 
 _UNREAD_META = frozenset({"resourceVersion", "managedFields"})
 #: (what, uid) -> (generation, metadata compared, value); the oldest dropped past the bound.
 _MEMO: dict[tuple[str, str], tuple[int, Json, Any]] = {}
-_MEMO_MAX = 16384 * 3
+_MEMO_MAX = 16384 * 4
 
 
 def spec_view(obj: Json) -> Json:
@@ -42,6 +43,12 @@ def graph_of(obj: Json) -> HubGraph:
     """A graph's `v1beta1` model and `v1alpha1`-only inputs (`backends.hub_graph`), from the
     graph as stored (or a test bed's `v1alpha1` graph, taken to the hub)."""
     return _per_generation("graph", obj, hub_graph)
+
+
+def component_of(obj: Json) -> HubComponent:
+    """A DCD's `v1beta1` model and its component's `v1alpha1`-only inputs
+    (`backends.hub_component`), from the DCD as stored (or a test bed's `v1alpha1` DCD)."""
+    return _per_generation("component", obj, hub_component)
 
 
 def inputs_of(obj: Json) -> RenderInputs:

@@ -16,9 +16,11 @@ from api.v1alpha1 import (
     DynamoComponentDeploymentSharedSpec,
     DynamoGraphDeployment,
 )
+from backends.children import DesiredChildren
 from backends.component_deployment import component_deployment
-from backends.component_workload import component_objects
+from backends.component_workload import component_children, component_objects
 from backends.context import PodContext
+from backends.hub_component import HubComponent, hub_component
 from backends.hub_graph import HubGraph, hub_graph
 from backends.multinode import GROVE, MultinodeDeployer, Role
 from backends.pod_spec import generate_pod_spec
@@ -67,6 +69,17 @@ def component(
         DynamoComponentDeployment,
         {"metadata": {"name": name, "namespace": namespace}, "spec": copy.deepcopy(spec)},
     )
+
+
+def hub_dcd(dcd: DynamoComponentDeployment) -> HubComponent:
+    """The DCD as the builders moved to `v1beta1` take it (written in `v1alpha1`)."""
+    return hub_component(dump(dcd))
+
+
+def dcd_children(dcd: DynamoComponentDeployment, settings: OperatorSettings,
+                 **options: Any) -> DesiredChildren:
+    """`component_children` of a DCD written in `v1alpha1`, given in both forms."""
+    return component_children(dcd, settings, hub=hub_dcd(dcd), **options)
 
 
 def dcd_path(

@@ -9,10 +9,9 @@ from typing import Any
 
 import pytest
 import yaml
-from backend_cases import SETTINGS, component, graph, hub_of
+from backend_cases import SETTINGS, component, dcd_children, graph, hub_dcd, hub_of
 
 from backends.children import Write
-from backends.component_workload import component_children
 from backends.errors import GenerationError
 from backends.graph_children import graph_children
 from backends.mpi_secret import DIGEST_LABEL, component_needs_mpi_secret, mpi_services
@@ -151,26 +150,26 @@ def test_the_mpi_secret_is_copied_with_a_digest_and_no_owner() -> None:
 def test_a_standalone_epp_dcd_gets_what_its_graph_would_make() -> None:
     dcd = component({"componentType": "epp", "backendFramework": "vllm",
                      "eppConfig": {"config": EPP_CONFIG}}, name="picker")
-    children = objects(component_children(dcd, WITH_POOL))
+    children = objects(dcd_children(dcd, WITH_POOL))
     assert ("ConfigMap", "picker-epp-config") in children
     pool = children[("InferencePool", "picker-pool")].obj
     assert pool["spec"]["endpointPickerRef"]["name"] == "picker"
     assert pool["spec"]["selector"]["matchLabels"]["nvidia.com/dynamo-namespace"] == "team-picker"
     assert children[("ServiceAccount", "epp-serviceaccount")].write is Write.UNOWNED
     with pytest.raises(GenerationError, match="InferencePool API"):
-        component_children(dcd, SETTINGS)
+        dcd_children(dcd, SETTINGS)
 
 
 def test_a_standalone_trtllm_multinode_dcd_copies_the_mpi_secret() -> None:
     dcd = component({"componentType": "worker", "backendFramework": "trtllm",
                      "multinode": {"nodeCount": 2}})
-    assert component_needs_mpi_secret(dcd)
+    assert component_needs_mpi_secret(hub_dcd(dcd))
     source = {"metadata": {"name": "mpi-run-ssh-secret", "namespace": "keys"},
               "data": {"private.key": "a2V5"}}
-    copy = objects(component_children(dcd, SETTINGS, mpi_secret=source))[
+    copy = objects(dcd_children(dcd, SETTINGS, mpi_secret=source))[
         ("Secret", "mpi-run-ssh-secret")]
     assert copy.drift_label == DIGEST_LABEL and copy.obj["metadata"]["namespace"] == "team"
     graph_dcd = component({"componentType": "worker", "backendFramework": "trtllm",
                            "multinode": {"nodeCount": 2},
                            "labels": {"nvidia.com/dynamo-graph-deployment-name": "g"}})
-    assert not component_needs_mpi_secret(graph_dcd)
+    assert not component_needs_mpi_secret(hub_dcd(graph_dcd))

@@ -1,7 +1,8 @@
-"""The builders moved to `v1beta1` (`backends.hub_graph`): a graph written in `v1alpha1` gets
-from its hub form what its `v1alpha1` fields say (the claims of `pvcs`, the adapters of
-`scalingAdapter.enabled`, the planner's and the EPP's objects by `componentType`), and a change
-made in `v1beta1` is what they then build."""
+"""The builders moved to `v1beta1` (`backends.hub_graph`, `backends.hub_component`): a graph
+or DCD written in `v1alpha1` gets from its hub form what its `v1alpha1` fields say (the claims
+of `pvcs`, the adapters of `scalingAdapter.enabled`, the planner's and the EPP's objects by
+`componentType`, a DCD's discovery backend and Dynamo namespace), and a change made in
+`v1beta1` is what they then build."""
 
 from __future__ import annotations
 
@@ -13,10 +14,13 @@ from backend_cases import SETTINGS
 
 from api.conversion import convert
 from api.load import load_valid
-from api.v1alpha1 import DynamoGraphDeployment
+from api.v1alpha1 import DynamoComponentDeployment, DynamoGraphDeployment
 from backends.children import ObjectRef, Write
+from backends.component_workload import component_children
 from backends.graph_children import graph_children
+from backends.hub_component import hub_component
 from backends.hub_graph import hub_graph
+from backends.mpi_secret import component_needs_mpi_secret
 
 Json = dict[str, Any]
 WITH_POOL = replace(SETTINGS, inference_pool_enabled=True, lws_enabled=True)
@@ -88,3 +92,32 @@ def test_a_change_made_in_v1beta1_is_what_is_built() -> None:
     assert ("ServiceAccount", "planner-serviceaccount") not in children
     # The claims live in the payload only: untouched by the edit.
     assert ("PersistentVolumeClaim", "models") in children
+
+
+DCD: Json = {
+    "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoComponentDeployment",
+    "metadata": {"name": "picker", "namespace": "team"},
+    "spec": {"componentType": "epp", "backendFramework": "vllm",
+             "annotations": {"nvidia.com/dynamo-discovery-backend": "kubernetes"},
+             "dynamoNamespace": "legacy", "eppConfig": {"config": {"plugins": []}}},
+}
+
+
+def standalone(obj: Json) -> dict[tuple[str, str], Any]:
+    """A DCD's children, from its view and its hub form."""
+    view = obj if obj["apiVersion"] == "nvidia.com/v1alpha1" else convert(obj, "v1alpha1")
+    dcd = load_valid(DynamoComponentDeployment, view)
+    desired = component_children(dcd, replace(WITH_POOL, discovery_backend="etcd"),
+                                 hub=hub_component(obj))
+    return {(c.obj["kind"], c.name): c.obj for c in desired.children}
+
+
+def test_a_dcd_of_its_own_gets_from_its_hub_form_what_its_v1alpha1_fields_say() -> None:
+    stored = convert(DCD, "v1beta1")
+    assert "annotations" not in stored["spec"] and "dynamoNamespace" not in stored["spec"]
+    children = standalone(stored)
+    assert children == standalone(DCD)
+    assert ("ServiceAccount", "picker-k8s-service-discovery") in children  # its annotation
+    pool = children[("InferencePool", "picker-pool")]
+    assert pool["spec"]["selector"]["matchLabels"]["nvidia.com/dynamo-namespace"] == "legacy"
+    assert component_needs_mpi_secret(hub_component(stored)) is False

@@ -9,13 +9,13 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from backend_cases import IMAGE, SETTINGS, component, graph, hub_of, main_of
+from backend_cases import IMAGE, SETTINGS, component, dcd_children, graph, hub_of, main_of
 
 from api.convert import dump
 from api.v1alpha1 import IngressSpec, IngressTLSSpec
 from backends import naming
 from backends.component_deployment import component_deployment
-from backends.component_workload import component_children, component_objects
+from backends.component_workload import component_objects
 from backends.deployment import deployment_strategy
 from backends.errors import GenerationError
 from backends.graph_objects import scaling_adapters
@@ -241,7 +241,7 @@ def test_standalone_dcd_gets_a_dynamo_namespace_of_its_own() -> None:
     account = "dcd-k8s-service-discovery"
     assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == account
     assert service["spec"]["selector"]["nvidia.com/dynamo-namespace"] == "team-dcd"
-    desired = component_children(dcd, SETTINGS)
+    desired = dcd_children(dcd, SETTINGS)
     assert {(c.obj["kind"], c.name) for c in desired.children} >= {
         ("ServiceAccount", account), ("Role", f"{account}-role"),
         ("RoleBinding", f"{account}-binding")}
@@ -250,7 +250,7 @@ def test_standalone_dcd_gets_a_dynamo_namespace_of_its_own() -> None:
 
 def test_a_graph_dcd_leaves_discovery_rbac_to_its_graph() -> None:
     dcd = component_deployment(graph({"W": {"componentType": "worker"}}), "W", SETTINGS)
-    kinds = {c.obj["kind"] for c in component_children(dcd, SETTINGS).children}
+    kinds = {c.obj["kind"] for c in dcd_children(dcd, SETTINGS).children}
     assert "ServiceAccount" not in kinds
 
 
