@@ -27,7 +27,7 @@ import attrs
 from api.conversion.component import SHARED_SPEC_RULES
 from api.conversion.component_deployment import COMPONENT_DEPLOYMENT
 from api.conversion.graph_deployment import GRAPH_DEPLOYMENT
-from api.conversion.objects import HUB
+from api.conversion.objects import HUB, NAME_FROM_METADATA
 from api.conversion.pod_template import HUB_KEYS, SPOKE_KEYS, pod_to_hub
 from api.conversion.rules import Rule, convert_fields, present
 from api.convert import load
@@ -63,7 +63,8 @@ class ComponentInputs:
     ingress: IngressSpec | None = None
     dynamo_namespace: str | None = None
     autoscaling: Json | None = None
-    #: A graph service's `serviceName` (a DCD's is `v1beta1`'s `name`).
+    #: `serviceName`: a graph service's (saved), or a DCD's as given (`v1beta1`'s `name`,
+    #: unless the hub took that from metadata.name for a DCD that gave none).
     service_name: str | None = None
     shared_memory: SharedMemorySpec | None = None
     #: `scalingAdapter.enabled` as `v1alpha1` reads it.
@@ -102,7 +103,11 @@ def render_inputs(obj: Json) -> RenderInputs:
     if kind == COMPONENT_DEPLOYMENT.kind:
         saved = _payload(annotations.get(COMPONENT_DEPLOYMENT.spec_annotation))
         name = spec.get("name", meta.get("name"))
-        return RenderInputs(components={str(name): _component(spec, saved)})
+        own = _component(spec, saved)
+        given = _text(spec.get("name"))
+        if saved.get(NAME_FROM_METADATA) and given == meta.get("name"):
+            given = None  # the rule of `api.conversion.objects._defaulted_name`
+        return RenderInputs(components={str(name): attrs.evolve(own, service_name=given)})
     saved = _payload(annotations.get(GRAPH_DEPLOYMENT.spec_annotation))
     services = _read(saved.get("services"))
     components = {}

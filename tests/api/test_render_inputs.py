@@ -8,7 +8,6 @@ import copy
 from pathlib import Path
 from typing import Any
 
-import attrs
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
@@ -54,8 +53,7 @@ def from_view(hub: Json) -> RenderInputs:
     spec = view.get("spec") or {}
     if view["kind"] == "DynamoComponentDeployment":
         name = hub["spec"].get("name", hub["metadata"].get("name"))
-        own = component_of_view(spec)
-        return RenderInputs(components={name: attrs.evolve(own, service_name=None)})
+        return RenderInputs(components={name: component_of_view(spec)})
     return RenderInputs(
         pvcs=tuple(load(PVC, p) for p in spec.get("pvcs") or []),
         components={n: component_of_view(s) for n, s in (spec.get("services") or {}).items()},
@@ -166,3 +164,18 @@ def test_the_repository_holds_graphs_and_dcds() -> None:
 def test_every_manifest_gives_its_view_inputs(obj: Json) -> None:
     hub = convert(copy.deepcopy(obj), "v1beta1")
     assert render_inputs(hub) == from_view(hub)
+
+
+def test_a_dcd_service_name_is_the_one_it_gave() -> None:
+    def dcd(spec: Json) -> Json:
+        return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoComponentDeployment",
+                "metadata": {"name": "d"}, "spec": spec}
+
+    absent = convert(dcd({"componentType": "worker"}), "v1beta1")
+    assert absent["spec"]["name"] == "d"
+    assert render_inputs(absent).component("d").service_name is None
+    named_alike = convert(dcd({"serviceName": "d"}), "v1beta1")
+    assert render_inputs(named_alike).component("d").service_name == "d"
+    renamed = copy.deepcopy(absent)
+    renamed["spec"]["name"] = "other"  # a v1beta1 edit: the name is now given
+    assert render_inputs(renamed).component("other").service_name == "other"
