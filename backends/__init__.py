@@ -1,8 +1,11 @@
 """Pure translation of component specs into Kubernetes objects, one strategy per backend.
 
-Nothing here does I/O: inputs are API models (`api.v1alpha1`), an `OperatorSettings` and
-plain data (the pull-secret index); outputs are Kubernetes objects as JSON dicts, the same
-input always giving the same bytes. The entry points:
+Nothing here does I/O: inputs are API models, an `OperatorSettings` and plain data (the
+pull-secret index); outputs are Kubernetes objects as JSON dicts, the same input always giving
+the same bytes. The builders are moving from the `v1alpha1` models to the hub's: those moved
+take a `hub_graph.HubGraph` or `hub_component.HubComponent` (the `v1beta1` model and the
+`v1alpha1`-only inputs of `api.conversion.render_inputs`), the others the `v1alpha1` view
+(ARCHITECTURE.md, The API hub, lists which). The entry points:
 
 - `render.render(manifest, settings)`: everything the operator creates for a manifest;
 - `component_deployment.component_deployments(dgd, settings)`: the DCDs of a graph;
