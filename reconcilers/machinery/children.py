@@ -32,6 +32,7 @@ import structlog
 
 from api.conversion import HUB, SPOKE, VERSIONS
 from api.conversion.hash_basis import hash_basis
+from api.conversion.payloads import PAYLOAD_ANNOTATIONS
 from backends.children import Child, DesiredChildren, Kind, Write
 from controller.cache import Cache
 from controller.client import KubeClient
@@ -52,7 +53,10 @@ HASH_ANNOTATION = "nvidia.com/last-applied-hash"
 MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
 GENERATION_ANNOTATION = "nvidia.com/last-applied-generation"
 #: Our bookkeeping annotations on a child, never counted among the keys we set for the parent.
-_OWN_ANNOTATIONS = frozenset({HASH_ANNOTATION, GENERATION_ANNOTATION, APPLIED_KEYS_ANNOTATION})
+#: The conversion's payloads come with the wire form of a child of ours, never from the
+#: builders: recorded as ours, they would look undesired to the next reconcile, for ever.
+_OWN_ANNOTATIONS = frozenset({HASH_ANNOTATION, GENERATION_ANNOTATION, APPLIED_KEYS_ANNOTATION,
+                              *PAYLOAD_ANNOTATIONS})
 #: Parts of a child we never copy from the desired object on update (status: the server's).
 _NOT_SPEC_FIELDS = ("metadata", "apiVersion", "kind", "status")
 log = structlog.get_logger("reconcilers.children")

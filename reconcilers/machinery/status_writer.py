@@ -28,7 +28,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-from api.conversion import CONVERSIONS
+from api.conversion.payloads import stale_status_payload_patch
 from controller.client import KubeClient
 from controller.errors import Conflict, NotFound
 from controller.resource import Resource
@@ -67,34 +67,26 @@ async def write_status(client: KubeClient, resource: Resource, obj: Json,
                         f"{meta['name']}, which this operator has already written over; "
                         "computing it again on the newer version")
     patch = {"metadata": {"resourceVersion": version}, "status": merge_patch(current, status)}
-    stale = stale_status_payload(obj)
+    stale = stale_status_payload_patch(obj) is not None
     try:
         written: Json = await client.patch(resource, meta.get("namespace"), meta["name"], patch,
-                                           subresource="status", decode=decode or bool(stale))
+                                           subresource="status", decode=decode or stale)
         if uid:
             _remember(uid, version)
         if stale:
-            written = await drop_status_payload(client, resource, written, stale)
+            written = await drop_status_payload(client, resource, written)
     except NotFound:
         return None
     return written
 
 
-def stale_status_payload(obj: Json) -> str | None:
-    """The name of the status payload annotation `obj` carries, if its kind has one."""
-    conversion = CONVERSIONS.get(str(obj.get("kind")))
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    if conversion is None or conversion.status_annotation not in annotations:
-        return None
-    return conversion.status_annotation
-
-
-async def drop_status_payload(client: KubeClient, resource: Resource, written: Json,
-                              annotation: str) -> Json:
-    """Remove `annotation` from the object just written (guarded by its resourceVersion)."""
+async def drop_status_payload(client: KubeClient, resource: Resource, written: Json) -> Json:
+    """Remove the status payload an older operator left on the object just written, if any
+    (`api.conversion.stale_status_payload_patch`, guarded by the resourceVersion)."""
+    patch = stale_status_payload_patch(written)
+    if patch is None:
+        return written
     meta = written["metadata"]
-    patch = {"metadata": {"resourceVersion": meta["resourceVersion"],
-                          "annotations": {annotation: None}}}
     updated: Json = await client.patch(resource, meta.get("namespace"), meta["name"], patch)
     if meta.get("uid"):
         _remember(meta["uid"], meta["resourceVersion"])

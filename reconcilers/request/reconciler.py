@@ -59,11 +59,7 @@ from reconcilers.machinery.resources import (
     PERSISTENT_VOLUME_CLAIMS,
     PODS,
 )
-from reconcilers.machinery.status_writer import (
-    drop_status_payload,
-    merge_patch,
-    stale_status_payload,
-)
+from reconcilers.machinery.status_writer import drop_status_payload, merge_patch
 from reconcilers.request import failure
 from reconcilers.request.legacy import LegacyProfiling, NoGpus
 from reconcilers.request.output import OutputError, parse_output, profiler_message
@@ -203,11 +199,8 @@ class GraphDeploymentRequestReconciler:
     async def _drop_stale_status_payload(self, live: Json) -> Json:
         """Remove the status payload an older controller left, once this one wrote the
         status (`status_writer.drop_status_payload`)."""
-        stale = stale_status_payload(live)
-        if stale is None:
-            return live
         with contextlib.suppress(NotFound):
-            live = await drop_status_payload(self.ctx.client, DEPLOYMENT_REQUESTS, live, stale)
+            live = await drop_status_payload(self.ctx.client, DEPLOYMENT_REQUESTS, live)
         return live
 
     # --- "" and Pending ------------------------------------------------------------------

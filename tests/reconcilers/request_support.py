@@ -123,10 +123,11 @@ def profile_config_of(job: Json) -> Json:
 
 
 @contextlib.asynccontextmanager
-async def sim_client(kubeconfig: Path) -> AsyncIterator[KubeClient]:
-    """A client of the simulated cluster, with our CRDs and the test namespace."""
+async def request_client(kubeconfig: Path, crds: str = "*.yaml") -> AsyncIterator[KubeClient]:
+    """A client of the test cluster, with our CRDs (those whose file matches `crds`) and the
+    test namespace."""
     client = await setup_client(kubeconfig)
-    await install_crds(client)
+    await install_crds(client, crds)
     await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
                                      "metadata": {"name": NS}})
     try:

@@ -12,14 +12,11 @@ from operator_harness import (
     Operator,
     condition,
     get_or_none,
-    install_crds,
     running_operator,
-    setup_client,
     wait_for,
 )
 from request_support import (
     EVENTS,
-    NAMESPACES,
     NODES,
     NS,
     Json,
@@ -30,6 +27,7 @@ from request_support import (
     profile_config_of,
     reasons_of,
     request,
+    request_client,
     stream,
     write_output,
 )
@@ -52,14 +50,8 @@ from reconcilers.machinery.resources import (
 
 @pytest.fixture
 async def kube(cluster: LocalCluster, kubeconfig: Path) -> AsyncIterator[KubeClient]:
-    client = await setup_client(kubeconfig)
-    await install_crds(client, "*dynamographdeploy*.yaml")
-    await client.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
-                                     "metadata": {"name": NS}})
-    try:
+    async with request_client(kubeconfig, "*dynamographdeploy*.yaml") as client:
         yield client
-    finally:
-        await client.close()
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from operator_harness import (
     get_or_none,
     wait_for,
 )
-from request_support import NS, Json, sim_client, sim_operator
+from request_support import NS, Json, request_client, sim_operator
 
 from controller.client import KubeClient
 from hack.localcluster.server import LocalCluster
@@ -42,7 +42,7 @@ ORDER = ["", "Pending", "Profiling", "Deploying", "Deployed"]
 
 @pytest.fixture
 async def kube(sim_cluster: LocalCluster, tmp_path: Path) -> AsyncIterator[KubeClient]:
-    async with sim_client(tmp_path / "sim" / "kubeconfig") as client:
+    async with request_client(tmp_path / "sim" / "kubeconfig") as client:
         yield client
 
 

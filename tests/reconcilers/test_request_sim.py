@@ -14,7 +14,7 @@ from operator_harness import (
     eventually,
     wait_for,
 )
-from request_support import NS, Json, request, sim_client, sim_operator
+from request_support import NS, Json, request, request_client, sim_operator
 
 from controller.client import KubeClient
 from hack.localcluster.server import LocalCluster
@@ -23,7 +23,7 @@ from hack.our_crds import DEPLOYMENT_REQUESTS, GRAPH_DEPLOYMENTS
 
 @pytest.fixture
 async def kube(sim_cluster: LocalCluster, tmp_path: Path) -> AsyncIterator[KubeClient]:
-    async with sim_client(tmp_path / "sim" / "kubeconfig") as client:
+    async with request_client(tmp_path / "sim" / "kubeconfig") as client:
         yield client
 
 
