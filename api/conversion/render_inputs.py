@@ -9,6 +9,15 @@ puts on the Deployment and Service, and `v1beta1` merges into `podTemplate.metad
 `componentType`/`subComponentType` pair, and its `sharedMemory`. Conversion keeps them in the
 object's spec payload annotation; only this package reads it, so the builders get them here.
 
+The pod group is one of those: `v1beta1` composes v1alpha1's resources, envs, envFromSecret,
+probes, volumeMounts, extraPodMetadata, extraPodSpec (and its mainContainer) and
+frontendSidecar into one `podTemplate`, and the composition loses what renders differently
+(`envs` are merged after the generated env and `mainContainer.env` before it; a `gpu` under
+`requests` becomes a limit, a `mainContainer` resource does not; a volume mount without a
+mountPoint takes the backend's cache path; the user's mounts are merged with the generated
+ones by name and path, the PVC mounts appended). `PodInputs` is that group as `v1alpha1`
+states it, by the projection's own rule (`api.conversion.rules.projection`).
+
 The values are exactly those of the object's `v1alpha1` view (`convert(obj, "v1alpha1")`),
 taken from the payload under the same rule as conversion: a saved field that `v1beta1` has
 no place for is always given back; a saved group only while it still converts to the live
@@ -28,13 +37,23 @@ from api.conversion.component import SHARED_SPEC_RULES
 from api.conversion.component_deployment import COMPONENT_DEPLOYMENT
 from api.conversion.graph_deployment import GRAPH_DEPLOYMENT
 from api.conversion.objects import HUB, NAME_FROM_METADATA
-from api.conversion.pod_template import HUB_KEYS, SPOKE_KEYS, pod_to_hub
+from api.conversion.pod_template import HUB_KEYS, SPOKE_KEYS, pod_to_hub, pod_to_spoke
 from api.conversion.rules import Rule, convert_fields, present
 from api.convert import load
-from api.kube import Json
-from api.v1alpha1 import PVC, IngressSpec, SharedMemorySpec
+from api.kube import Json, Probe
+from api.v1alpha1 import (
+    PVC,
+    DynamoComponentDeploymentSharedSpec,
+    ExtraPodMetadata,
+    ExtraPodSpec,
+    FrontendSidecarSpec,
+    IngressSpec,
+    Resources,
+    SharedMemorySpec,
+    VolumeMount,
+)
 
-__all__ = ["ComponentInputs", "RenderInputs", "render_inputs"]
+__all__ = ["ComponentInputs", "PodInputs", "RenderInputs", "render_inputs"]
 
 _METADATA_KEYS = ("labels", "annotations")
 
@@ -47,6 +66,24 @@ def _rule(hub_keys: tuple[str, ...]) -> list[Rule]:
 _TYPE = _rule(("type",))
 _SHARED_MEMORY = _rule(("sharedMemorySize",))
 _SCALING_ADAPTER = _rule(("scalingAdapter",))
+
+
+@attrs.frozen
+class PodInputs:
+    """A component's pod group as `v1alpha1` states it (the fields of its shared spec)."""
+
+    resources: Resources | None = None
+    envs: list[Json] | None = None
+    env_from_secret: str | None = None
+    liveness_probe: Probe | None = None
+    readiness_probe: Probe | None = None
+    volume_mounts: list[VolumeMount] | None = None
+    extra_pod_metadata: ExtraPodMetadata | None = None
+    extra_pod_spec: ExtraPodSpec | None = None
+    frontend_sidecar: FrontendSidecarSpec | None = None
+
+
+_POD_FIELDS = tuple(f.name for f in attrs.fields(PodInputs))
 
 
 @attrs.frozen
@@ -69,6 +106,8 @@ class ComponentInputs:
     shared_memory: SharedMemorySpec | None = None
     #: `scalingAdapter.enabled` as `v1alpha1` reads it.
     scaling_adapter_enabled: bool | None = None
+    #: The pod group (resources, envs, probes, volumeMounts, extraPodSpec...).
+    pod: PodInputs = attrs.field(factory=PodInputs)
 
 
 @attrs.frozen
@@ -120,7 +159,7 @@ def render_inputs(obj: Json) -> RenderInputs:
 
 def _component(hub: Json, saved: Json) -> ComponentInputs:
     kinds = _group(hub, saved, _TYPE)
-    pod = _pod_metadata(hub, saved)
+    pod = _pod_group(hub, saved)
     shm = _group(hub, saved, _SHARED_MEMORY)
     adapter = _group(hub, saved, _SCALING_ADAPTER)
     metadata = {k: pod[k] for k in _METADATA_KEYS if isinstance(pod.get(k), dict)}
@@ -140,6 +179,7 @@ def _component(hub: Json, saved: Json) -> ComponentInputs:
         shared_memory=(load(SharedMemorySpec, shared_memory)
                        if isinstance(shared_memory, dict) else None),
         scaling_adapter_enabled=enabled if isinstance(enabled, bool) else None,
+        pod=_pod_inputs(pod),
     )
 
 
@@ -152,17 +192,32 @@ def _group(hub: Json, saved: Json, rules: list[Rule]) -> Json:
     return convert_fields(live, rules, to_hub=False, restored=restored)[0]
 
 
-def _pod_metadata(hub: Json, saved: Json) -> Json:
-    """The component's own labels and annotations. The pod group's projection
-    (`api.conversion.pod_template`) never gives them from `v1beta1` (it puts the template's
-    metadata into extraPodMetadata): they exist only in a saved group that still composes to
-    the live pod fields, the rule `api.conversion.rules.projection` restores it by."""
+def _pod_group(hub: Json, saved: Json) -> Json:
+    """The component's pod group in `v1alpha1` fields, by the rule
+    `api.conversion.rules.projection` converts it by: the saved group while it still composes
+    to the live pod fields, else what the live fields give (which never holds the component's
+    own labels and annotations: the projection puts the template's metadata into
+    extraPodMetadata)."""
     group = {k: saved[k] for k in SPOKE_KEYS if k in saved}
-    if not any(k in group for k in _METADATA_KEYS):
-        return {}
-    candidate = present(group)
     live = {k: hub[k] for k in HUB_KEYS if k in hub}
-    return candidate if pod_to_hub(candidate) == live else {}
+    if group:
+        candidate = present(group)
+        if pod_to_hub(candidate) == live:
+            return candidate
+    return pod_to_spoke(live) if live else {}
+
+
+def _pod_inputs(group: Json) -> PodInputs:
+    """The group's fields as the `v1alpha1` models hold them (ConversionError when they do
+    not fit, as the view's validation would fail)."""
+    fields = {k: v for k, v in group.items() if k not in _METADATA_KEYS}
+    if not fields:
+        return _NO_POD
+    spec = load(DynamoComponentDeploymentSharedSpec, fields)
+    return PodInputs(**{name: getattr(spec, name) for name in _POD_FIELDS})
+
+
+_NO_POD = PodInputs()
 
 
 def _payload(raw: Any) -> Json:

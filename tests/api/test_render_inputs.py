@@ -8,15 +8,16 @@ import copy
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from api.conversion import convert
-from api.conversion.render_inputs import ComponentInputs, RenderInputs, render_inputs
+from api.conversion.render_inputs import ComponentInputs, PodInputs, RenderInputs, render_inputs
 from api.convert import dump, load
-from api.v1alpha1 import PVC, IngressSpec, SharedMemorySpec
+from api.v1alpha1 import PVC, DynamoComponentDeploymentSharedSpec, IngressSpec, SharedMemorySpec
 from tests.api.model_strategies import objects
 
 Json = dict[str, Any]
@@ -26,12 +27,20 @@ SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
 
+POD_FIELDS = [f.name for f in attrs.fields(PodInputs)]
+POD_KEYS = ("resources", "envs", "envFromSecret", "livenessProbe", "readinessProbe",
+            "volumeMounts", "extraPodMetadata", "extraPodSpec", "frontendSidecar")
+
+
 def component_of_view(service: Json) -> ComponentInputs:
     """The inputs as the `v1alpha1` view of one component holds them."""
     def opt(key: str) -> Any:
         return service.get(key)
 
     adapter = opt("scalingAdapter")
+    model = load(DynamoComponentDeploymentSharedSpec,
+                 {k: v for k, v in service.items() if k in POD_KEYS})
+    pod = PodInputs(**{k: getattr(model, k) for k in POD_FIELDS})
     return ComponentInputs(
         component_type=opt("componentType"),
         sub_component_type=opt("subComponentType"),
@@ -44,6 +53,7 @@ def component_of_view(service: Json) -> ComponentInputs:
         shared_memory=(load(SharedMemorySpec, service["sharedMemory"])
                        if "sharedMemory" in service else None),
         scaling_adapter_enabled=adapter.get("enabled") if isinstance(adapter, dict) else None,
+        pod=pod,
     )
 
 
