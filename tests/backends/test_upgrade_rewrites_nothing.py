@@ -29,7 +29,6 @@ from upgrade_cases import (
 
 from api.conversion import HUB, SPOKE, convert
 from api.conversion.payloads import PAYLOAD_ANNOTATIONS
-from api.convert import load
 from api.errors import InvalidObject
 from api.hub_errors import load_valid_view
 from api.v1alpha1 import DynamoComponentDeployment, DynamoGraphDeployment

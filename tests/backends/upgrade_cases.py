@@ -81,10 +81,10 @@ def manifest_cases() -> Iterator[tuple[str, Json]]:
 
 def golden_cases() -> Iterator[tuple[str, Json]]:
     """(id, stored graph) of the golden-file cases (`test_golden_objects.py`)."""
-    from api.convert import dump
+    from backend_cases import graph
     from test_golden_objects import MULTINODE, SINGLE, _backend, _with_overrides
 
-    from backend_cases import graph
+    from api.convert import dump
 
     for case, service in {**SINGLE, **MULTINODE}.items():
         for overrides in (False, True):
@@ -158,7 +158,7 @@ def drawn_graphs() -> Any:
         dgd: Json = draw(graph_deployment("team"))
         dgd["metadata"]["name"] = "g"
         pvcs = []
-        for key, svc in dgd["spec"]["services"].items():
+        for svc in dgd["spec"]["services"].values():
             for field in draw(st.lists(st.sampled_from(sorted(extras)), max_size=6,
                                        unique=True)):
                 svc[field] = draw(extras[field])
