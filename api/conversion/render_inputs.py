@@ -49,6 +49,7 @@ from api.v1alpha1 import (
     FrontendSidecarSpec,
     IngressSpec,
     Resources,
+    ScalingAdapter,
     SharedMemorySpec,
     VolumeMount,
 )
@@ -82,6 +83,10 @@ class PodInputs:
     extra_pod_spec: ExtraPodSpec | None = None
     frontend_sidecar: FrontendSidecarSpec | None = None
 
+    def replace(self, **changes: Any) -> PodInputs:
+        """A copy with `changes` (field name -> value); the fields not named are shared."""
+        return attrs.evolve(self, **changes)
+
 
 _POD_FIELDS = tuple(f.name for f in attrs.fields(PodInputs))
 
@@ -104,10 +109,16 @@ class ComponentInputs:
     #: unless the hub took that from metadata.name for a DCD that gave none).
     service_name: str | None = None
     shared_memory: SharedMemorySpec | None = None
-    #: `scalingAdapter.enabled` as `v1alpha1` reads it.
+    #: `scalingAdapter.enabled` as `v1alpha1` reads it, and the whole group (`{}` is not
+    #: absent in `v1alpha1`).
     scaling_adapter_enabled: bool | None = None
+    scaling_adapter: ScalingAdapter | None = None
     #: The pod group (resources, envs, probes, volumeMounts, extraPodSpec...).
     pod: PodInputs = attrs.field(factory=PodInputs)
+
+    def replace(self, **changes: Any) -> ComponentInputs:
+        """A copy with `changes` (field name -> value); the fields not named are shared."""
+        return attrs.evolve(self, **changes)
 
 
 @attrs.frozen
@@ -165,7 +176,8 @@ def _component(hub: Json, saved: Json) -> ComponentInputs:
     metadata = {k: pod[k] for k in _METADATA_KEYS if isinstance(pod.get(k), dict)}
     ingress = saved.get("ingress")
     shared_memory = shm.get("sharedMemory")
-    enabled = _read(adapter.get("scalingAdapter")).get("enabled")
+    scaling = adapter.get("scalingAdapter")
+    enabled = _read(scaling).get("enabled")
     return ComponentInputs(
         component_type=_text(kinds.get("componentType")),
         sub_component_type=_text(kinds.get("subComponentType")),
@@ -179,6 +191,7 @@ def _component(hub: Json, saved: Json) -> ComponentInputs:
         shared_memory=(load(SharedMemorySpec, shared_memory)
                        if isinstance(shared_memory, dict) else None),
         scaling_adapter_enabled=enabled if isinstance(enabled, bool) else None,
+        scaling_adapter=load(ScalingAdapter, scaling) if isinstance(scaling, dict) else None,
         pod=_pod_inputs(pod),
     )
 

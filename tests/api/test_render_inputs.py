@@ -39,7 +39,7 @@ def component_of_view(service: Json) -> ComponentInputs:
 
     adapter = opt("scalingAdapter")
     model = load(DynamoComponentDeploymentSharedSpec,
-                 {k: v for k, v in service.items() if k in POD_KEYS})
+                 {k: v for k, v in service.items() if k in POD_KEYS or k == "scalingAdapter"})
     pod = PodInputs(**{k: getattr(model, k) for k in POD_FIELDS})
     return ComponentInputs(
         component_type=opt("componentType"),
@@ -53,6 +53,7 @@ def component_of_view(service: Json) -> ComponentInputs:
         shared_memory=(load(SharedMemorySpec, service["sharedMemory"])
                        if "sharedMemory" in service else None),
         scaling_adapter_enabled=adapter.get("enabled") if isinstance(adapter, dict) else None,
+        scaling_adapter=model.scaling_adapter,
         pod=pod,
     )
 
