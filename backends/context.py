@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
 from backends import constants
+from backends.component_spec import ComponentSpec
 from backends.multinode import LWS, MultinodeDeployer
 from backends.settings import OperatorSettings
 
@@ -33,10 +33,10 @@ class PodContext:
     pull_secrets: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
-def discovery_backend(spec: DynamoComponentDeploymentSharedSpec, settings: OperatorSettings) -> str:
+def discovery_backend(component: ComponentSpec, settings: OperatorSettings) -> str:
     """The component's discovery backend: its annotation when present (even empty), else the
     operator's."""
-    return discovery_backend_of(spec.annotations, settings)
+    return discovery_backend_of(component.inputs.annotations, settings)
 
 
 def discovery_backend_of(annotations: Mapping[str, str] | None,

@@ -5,7 +5,7 @@ RBAC, the copy of the MPI SSH Secret, the PVCs it asks to create (and those it o
 scaling adapters, the RBAC of Kubernetes discovery, the EPP's ConfigMap and InferencePool, and
 the workloads: one DCD per service, or on the Grove path one
 PodCliqueSet with its Services and Ingresses and the replicas of its cliques. The reconciler
-hands the set to the child writer once.
+hands the set to the child writer once. The graph is taken as the hub (`HubGraph`).
 """
 
 from __future__ import annotations
@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from api import v1beta1
-from api.convert import dump
-from api.v1alpha1 import DynamoComponentDeploymentSharedSpec, DynamoGraphDeployment
+from api.conversion import HUB
 from backends import constants
 from backends.children import Child, DesiredChildren, Kind, ObjectRef, Write, owned, unowned
 from backends.component_deployment import component_deployments
@@ -46,7 +45,7 @@ NO_ORCHESTRATOR = (
 
 _V1, _RBAC = "v1", "rbac.authorization.k8s.io/v1"
 _INFERENCE_POOL: Kind = (constants.INFERENCE_POOL_API_VERSION, "InferencePool")
-_DCD: Kind = (constants.DYNAMO_API_VERSION, "DynamoComponentDeployment")
+_DCD: Kind = (HUB, "DynamoComponentDeployment")  # built as the hub, as it is stored
 _ADAPTER: Kind = (constants.DYNAMO_API_VERSION, "DynamoGraphDeploymentScalingAdapter")
 _POD_CLIQUE_SET: Kind = (constants.GROVE_API_VERSION, "PodCliqueSet")
 
@@ -59,23 +58,20 @@ def uses_grove(graph: HubGraph, settings: OperatorSettings) -> bool:
 
 
 def graph_children(
-    dgd: DynamoGraphDeployment,
+    hub: HubGraph,
     settings: OperatorSettings,
     *,
-    hub: HubGraph,
     tokens: Mapping[str, str | None] | None = None,
     planner_cluster_role: str = "",
     epp_cluster_role: str = "",
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
     mpi_secret: Json | None = None,
 ) -> DesiredChildren:
-    """The graph's desired children. `hub`: the same graph as the hub, which the builders
-    that moved to `v1beta1` take (`dgd` is its `v1alpha1` view, for the others); `tokens`:
-    the restart token each service's workload carries; `planner_cluster_role`: bind the
-    Planner's account to it (else to a Role of the namespace); `epp_cluster_role`: the same
-    for the EPP's account; `pull_secrets`: registry host -> Secret names, for the pods of the
-    Grove path; `mpi_secret`: the MPI SSH Secret of another namespace, to copy into the
-    graph's.
+    """The graph's desired children. `tokens`: the restart token each service's workload
+    carries; `planner_cluster_role`: bind the Planner's account to it (else to a Role of the
+    namespace); `epp_cluster_role`: the same for the EPP's account; `pull_secrets`: registry
+    host -> Secret names, for the pods of the Grove path; `mpi_secret`: the MPI SSH Secret of
+    another namespace, to copy into the graph's.
     Raises GenerationError for a graph that cannot run under these settings."""
     tokens = tokens or {}
     namespace = hub.namespace
@@ -99,9 +95,9 @@ def graph_children(
         children += [Child(o) for o in discovery_rbac(hub)]
     children += _epp_objects(hub, settings, epps)
     if uses_grove(hub, settings):
-        children += _grove(dgd, hub, settings, tokens, pull_secrets)
+        children += _grove(hub, settings, tokens, pull_secrets)
     else:
-        children += _components(dgd, hub, settings, tokens)
+        children += _components(hub, settings, tokens)
     required = tuple(ObjectRef(_V1, "PersistentVolumeClaim", p.name) for p in hub.inputs.pvcs
                      if p.name and not p.create)
     return DesiredChildren(tuple(children), pruned_kinds(settings), required)
@@ -132,35 +128,26 @@ def _epp_objects(hub: HubGraph, settings: OperatorSettings,
     return [Child(o) for key, spec in epps for o in graph_epp_objects(hub, key, spec)]
 
 
-def grove_workload(graph: str, service: str, spec: DynamoComponentDeploymentSharedSpec
-                   | v1beta1.DynamoComponentDeploymentSharedSpec) -> Kind:
+def grove_workload(graph: str, service: str,
+                   spec: v1beta1.DynamoComponentDeploymentSharedSpec) -> Kind:
     """The Grove object that runs a service, `<graph>-0-<service>`: a PodClique, or a
     PodCliqueScalingGroup when the service spans several nodes; (kind, name)."""
     name = f"{graph}-0-{service.lower()}"
     return ("PodCliqueScalingGroup" if node_count(spec) > 1 else "PodClique"), name
 
 
-def _components(dgd: DynamoGraphDeployment, hub: HubGraph, settings: OperatorSettings,
+def _components(hub: HubGraph, settings: OperatorSettings,
                 tokens: Mapping[str, str | None]) -> list[Child]:
     if not settings.lws_enabled:
         multinode = [name for name, spec in hub.components() if node_count(spec) > 1]
         if multinode:
             raise GenerationError(NO_ORCHESTRATOR.format(services=", ".join(multinode)))
-    children = []
-    for dcd in component_deployments(dgd, settings):
-        obj = dump(dcd)
-        token = tokens.get(str(obj["spec"]["serviceName"]))
-        if token:
-            obj["spec"]["annotations"] = {**(obj["spec"].get("annotations") or {}),
-                                          constants.ANNOTATION_RESTART_AT: token}
-        children.append(Child(obj))
-    return children
+    return [Child(obj) for obj in component_deployments(hub, settings, tokens)]
 
 
-def _grove(dgd: DynamoGraphDeployment, hub: HubGraph, settings: OperatorSettings,
-           tokens: Mapping[str, str | None],
+def _grove(hub: HubGraph, settings: OperatorSettings, tokens: Mapping[str, str | None],
            pull_secrets: Mapping[str, Sequence[str]] | None) -> list[Child]:
-    objects = grove_objects(dgd, settings, pull_secrets=pull_secrets)
+    objects = grove_objects(hub, settings, pull_secrets=pull_secrets)
     for obj in objects:
         if obj["kind"] == "PodCliqueSet":
             _set_tokens(obj, tokens)

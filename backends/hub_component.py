@@ -12,6 +12,7 @@ from api.conversion.render_inputs import ComponentInputs, render_inputs
 from api.convert import load
 from api.v1beta1 import DynamoComponentDeployment
 from backends import labels
+from backends.component_spec import ComponentSpec
 
 Json = dict[str, Any]
 
@@ -39,6 +40,11 @@ class HubComponent:
     def service(self) -> str:
         """The component's name (`v1alpha1`'s serviceName, else metadata.name)."""
         return self.model.spec.name or self.name
+
+    @property
+    def component(self) -> ComponentSpec:
+        """Its one component, as the pod builders take it."""
+        return ComponentSpec(self.model.spec, self.inputs)
 
     def graph_name(self) -> str:
         """The graph the DCD belongs to (`backends.labels.graph_name`)."""

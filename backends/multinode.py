@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from api import v1beta1
-from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
 from backends import naming
 
 __all__ = [
@@ -44,9 +43,7 @@ class Role:
         return self.nodes > 1
 
 
-def node_count(
-    spec: DynamoComponentDeploymentSharedSpec | v1beta1.DynamoComponentDeploymentSharedSpec,
-) -> int:
+def node_count(spec: v1beta1.DynamoComponentDeploymentSharedSpec) -> int:
     """Nodes per replica: multinode.nodeCount (2 when the section is empty), else 1."""
     if spec.multinode is None:
         return 1
@@ -54,7 +51,7 @@ def node_count(
     return 2 if count is None else max(count, 1)
 
 
-def roles(name: str, spec: DynamoComponentDeploymentSharedSpec) -> list[Role]:
+def roles(name: str, spec: v1beta1.DynamoComponentDeploymentSharedSpec) -> list[Role]:
     """The roles of a component whose pods are named from `name`."""
     nodes = node_count(spec)
     if nodes > 1:

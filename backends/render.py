@@ -10,6 +10,10 @@ optional API they use (an EPP service's InferencePool included).
 `render_documents` takes a whole manifest file, as users keep them: the Dynamo kinds are
 rendered, our kinds that make nothing visible without a cluster are skipped with a note, and
 every other document (a Namespace, an HPA, a KEDA ScaledObject...) passes through unchanged.
+
+A manifest is validated as the operator validates it (the rules of `api/validation/`, on its
+`v1alpha1` form) and rendered from its hub form (`HubGraph`, `HubComponent`), as the operator
+renders what it stores. A graph's DCDs are shown in `v1alpha1`, the form users read them in.
 """
 
 from __future__ import annotations
@@ -19,9 +23,8 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from api.conversion import HUB, ConversionFailure
+from api.conversion import HUB, SPOKE, ConversionFailure, convert
 from api.conversion.views import read_as
-from api.convert import dump
 from api.errors import InvalidObject
 from api.load import load_valid
 from api.v1alpha1 import DynamoComponentDeployment, DynamoGraphDeployment
@@ -30,6 +33,7 @@ from backends.component_workload import component_objects
 from backends.constants import DYNAMO_API_VERSION
 from backends.errors import GenerationError
 from backends.graph_children import graph_children, uses_grove
+from backends.hub_component import hub_component
 from backends.hub_graph import HubGraph, hub_graph
 from backends.settings import OperatorSettings
 
@@ -97,38 +101,39 @@ def render(
     written = copy.deepcopy(data)
     written.setdefault("apiVersion", DYNAMO_API_VERSION)  # as the models default it
     if kind in _RENDERED and data.get("apiVersion") == HUB:
-        try:  # the builders take the v1alpha1 model
+        try:  # the rules are written against the v1alpha1 form
             data = read_as(data, DYNAMO_API_VERSION)
         except ConversionFailure as err:
             raise GenerationError(str(err)) from None
-    if kind == "DynamoGraphDeployment":
-        dgd = _load(DynamoGraphDeployment, data)  # validated as the operator validates it
-        try:
-            hub = hub_graph(written)
-        except ConversionFailure as err:
-            raise GenerationError(str(err)) from None
-        return _graph(dgd, hub, settings, pull_secrets)
-    if kind == "DynamoComponentDeployment":
-        dcd = _load(DynamoComponentDeployment, data)
-        return component_objects(dcd, settings, pull_secrets=pull_secrets)
+    try:
+        if kind == "DynamoGraphDeployment":
+            _load(DynamoGraphDeployment, data)  # validated as the operator validates it
+            return _graph(hub_graph(written), settings, pull_secrets)
+        if kind == "DynamoComponentDeployment":
+            _load(DynamoComponentDeployment, data)
+            return component_objects(hub_component(written), settings,
+                                     pull_secrets=pull_secrets)
+    except (ConversionFailure, ValueError) as err:
+        if isinstance(err, GenerationError):
+            raise
+        raise GenerationError(str(err)) from None
     if kind in _NO_CHILDREN:
         return []
     raise GenerationError(f"cannot render kind {kind!r}")
 
 
 def _graph(
-    dgd: DynamoGraphDeployment,
     hub: HubGraph,
     settings: OperatorSettings,
     pull_secrets: Mapping[str, Sequence[str]] | None,
 ) -> list[Json]:
-    desired = graph_children(dgd, settings, hub=hub, pull_secrets=pull_secrets)
+    desired = graph_children(hub, settings, pull_secrets=pull_secrets)
     objects = [o for o in desired.objects() if o["kind"] != "DynamoComponentDeployment"]
     if uses_grove(hub, settings):
         return objects
-    for dcd in component_deployments(dgd, settings):
-        objects.append(dump(dcd))
-        objects += component_objects(dcd, settings, pull_secrets=pull_secrets)
+    for dcd in component_deployments(hub, settings):
+        objects.append(convert(dcd, SPOKE))
+        objects += component_objects(hub_component(dcd), settings, pull_secrets=pull_secrets)
     # Services sharing a base model share its headless Service.
     return _unique(objects)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.v1alpha1 import DynamoGraphDeployment
+from backends.hub_graph import HubGraph
 from controller.events import EventRecorder
 from reconcilers.machinery.children import Synced
 from reconcilers.machinery.resources import SCALING_ADAPTERS
@@ -28,9 +28,9 @@ def claimed_names(obj: Json) -> list[str]:
 
 
 async def report_orphaned_adapters(recorder: EventRecorder, live: Json,
-                                   dgd: DynamoGraphDeployment, synced: Synced) -> None:
+                                   graph: HubGraph, synced: Synced) -> None:
     """An event for each pruned scaling adapter whose service left the graph."""
-    services = set(dgd.spec.services or {})
+    services = {name for name, _ in graph.components()}
     for child in synced.pruned.get((SCALING_ADAPTERS.api_version, SCALING_ADAPTERS.kind), []):
         service = ((child.get("spec") or {}).get("dgdRef") or {}).get("serviceName", "")
         if service not in services:

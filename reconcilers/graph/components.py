@@ -13,14 +13,12 @@ from backends import naming
 from reconcilers.graph.path import WorkloadPath
 from reconcilers.graph.readiness import ServiceReadiness, component_readiness, restart_token
 from reconcilers.machinery.children import Synced, is_owned_by
-from reconcilers.machinery.hub import VIEW_VERSION
 from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
 
 Json = dict[str, Any]
 
-# The DCDs are built in the view's version (reconcilers/machinery/hub.py) and cached as the
-# hub; the child writer's answers are keyed by the desired object's version.
-_DCD = (VIEW_VERSION, COMPONENT_DEPLOYMENTS.kind)
+# The DCDs are built, written and cached as the hub.
+_DCD = (COMPONENT_DEPLOYMENTS.api_version, COMPONENT_DEPLOYMENTS.kind)
 
 
 class ComponentPath(WorkloadPath):

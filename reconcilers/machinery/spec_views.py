@@ -2,11 +2,11 @@
 
 Graphs and DCDs are cached as the hub (`v1beta1`). Most reconciles of a graph follow a change
 of one of its children, not of the graph, and its own status writes move nothing derived from
-its spec: so each value (the `v1alpha1` view the builders not yet on `v1beta1` take, the
-`v1beta1` model and inputs the others take, the `v1alpha1`-only inputs read beside them) is
-kept per object while its `metadata.generation` (which the API server moves on every change of
-the spec) and its metadata, resourceVersion and managedFields aside, are unchanged. The values
-are shared by every reconcile until then: never change them.
+its spec: so each value (the outcome of validation, which converts to the `v1alpha1` view
+inside `api`; the `v1beta1` model and render inputs the builders take; the render inputs read
+beside them) is kept per object while its `metadata.generation` (which the API server moves on
+every change of the spec) and its metadata, resourceVersion and managedFields aside, are
+unchanged. The values are shared by every reconcile until then: never change them.
 """
 
 from __future__ import annotations
@@ -14,15 +14,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from api.conversion import HUB, SPOKE, convert
+from api.conversion import HUB, convert
 from api.conversion.render_inputs import RenderInputs, render_inputs
+from api.errors import FieldError, InvalidObject
+from api.hub_errors import validate_stored
 from backends.hub_component import HubComponent, hub_component
 from backends.hub_graph import HubGraph, hub_graph
 
 Json = dict[str, Any]
 T = TypeVar("T")
 
-__all__ = ["component_of", "graph_of", "inputs_of", "spec_view"]
+__all__ = ["component_of", "graph_of", "inputs_of", "validated"]
 
 _UNREAD_META = frozenset({"resourceVersion", "managedFields"})
 #: (what, uid) -> (generation, metadata compared, value); the oldest dropped past the bound.
@@ -30,13 +32,20 @@ _MEMO: dict[tuple[str, str], tuple[int, Json, Any]] = {}
 _MEMO_MAX = 16384 * 4
 
 
-def spec_view(obj: Json) -> Json:
-    """The `v1alpha1` view of `obj` (one of our kinds, as the hub) without its status, made
-    by `api.conversion.convert` with the payload annotations kept; an object not in the hub's
-    version is returned as it is."""
-    if obj.get("apiVersion") != HUB:
-        return obj
-    return _per_generation("view", obj, _convert)
+def validated(cls: type[Any], obj: Json) -> list[FieldError]:
+    """The rules' warnings of a graph or DCD (`cls`: its `v1alpha1` model), as stored;
+    InvalidObject naming its fields as stored (`api.hub_errors.validate_stored`)."""
+    outcome = _per_generation(f"valid:{cls.__name__}", obj, lambda o: _validate(cls, o))
+    if isinstance(outcome, InvalidObject):
+        raise InvalidObject(outcome.kind, outcome.errors, converted=outcome.converted)
+    return list(outcome)
+
+
+def _validate(cls: type[Any], obj: Json) -> tuple[FieldError, ...] | InvalidObject:
+    try:
+        return tuple(validate_stored(cls, obj))
+    except InvalidObject as invalid:
+        return invalid
 
 
 def graph_of(obj: Json) -> HubGraph:
@@ -78,7 +87,3 @@ def _per_generation(what: str, obj: Json, make: Callable[[Json], T]) -> T:
         del _MEMO[next(iter(_MEMO))]
     _MEMO[key] = (generation, read, value)
     return value
-
-
-def _convert(obj: Json) -> Json:
-    return convert({k: v for k, v in obj.items() if k != "status"}, SPOKE)

@@ -23,8 +23,8 @@ WITH_POOL = replace(SETTINGS, inference_pool_enabled=True)
 
 
 def children_of(dgd: Any, settings: Any, **options: Any) -> Any:
-    """`graph_children` of a graph written in `v1alpha1`, given in both forms."""
-    return graph_children(dgd, settings, hub=hub_of(dgd), **options)
+    """`graph_children` of a graph written in `v1alpha1` (taken to the hub)."""
+    return graph_children(hub_of(dgd), settings, **options)
 
 
 def objects(desired: Any) -> dict[tuple[str, str], Any]:

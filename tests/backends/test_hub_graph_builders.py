@@ -45,11 +45,11 @@ GRAPH: Json = {
 
 
 def desired(obj: Json) -> tuple[dict[tuple[str, str], Any], tuple[ObjectRef, ...]]:
-    """The graph's children other than its DCDs, by (kind, name), and the claims it needs;
-    the builders not moved yet take the view, as the reconciler gives it."""
+    """The graph's children other than its DCDs, by (kind, name), and the claims it needs
+    (the graph validated first, as the reconciler does)."""
     view = obj if obj["apiVersion"] == "nvidia.com/v1alpha1" else convert(obj, "v1alpha1")
-    dgd = load_valid(DynamoGraphDeployment, view)
-    children = graph_children(dgd, WITH_POOL, hub=hub_graph(obj))
+    load_valid(DynamoGraphDeployment, view)
+    children = graph_children(hub_graph(obj), WITH_POOL)
     return ({(c.obj["kind"], c.name): c for c in children.children
              if c.obj["kind"] != "DynamoComponentDeployment"}, children.required)
 
@@ -104,11 +104,11 @@ DCD: Json = {
 
 
 def standalone(obj: Json) -> dict[tuple[str, str], Any]:
-    """A DCD's children, from its view and its hub form."""
+    """A DCD's children (the DCD validated first, as the reconciler does)."""
     view = obj if obj["apiVersion"] == "nvidia.com/v1alpha1" else convert(obj, "v1alpha1")
-    dcd = load_valid(DynamoComponentDeployment, view)
-    desired = component_children(dcd, replace(WITH_POOL, discovery_backend="etcd"),
-                                 hub=hub_component(obj))
+    load_valid(DynamoComponentDeployment, view)
+    desired = component_children(hub_component(obj),
+                                 replace(WITH_POOL, discovery_backend="etcd"))
     return {(c.obj["kind"], c.name): c.obj for c in desired.children}
 
 

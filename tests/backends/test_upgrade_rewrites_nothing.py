@@ -50,17 +50,18 @@ def _view(obj: Json) -> Json:
 
 
 def _dcd_children(stored: Json, settings: Any) -> list[str]:
-    dcd = load_valid_view(DynamoComponentDeployment, stored, _view(stored))
-    desired = component_children(dcd, settings, hub=hub_component(stored),
+    load_valid_view(DynamoComponentDeployment, stored, _view(stored))  # as the reconciler
+    desired = component_children(hub_component(stored), settings,
                                  pull_secrets=PULL_SECRETS, service_account="sa")
     return [digest(c.obj) for c in desired.children]
 
 
 def _graph(stored: Json, settings: Any) -> Json:
-    dgd = load_valid_view(DynamoGraphDeployment, stored, _view(stored))
-    first = next(iter(sorted(dgd.spec.services or {})), None)
-    desired = graph_children(dgd, settings, hub=hub_graph(stored),
-                             tokens={first: TOKEN} if first else {}, pull_secrets=PULL_SECRETS)
+    load_valid_view(DynamoGraphDeployment, stored, _view(stored))  # as the reconciler
+    hub = hub_graph(stored)
+    first = next((name for name, _ in hub.components()), None)
+    desired = graph_children(hub, settings, tokens={first: TOKEN} if first else {},
+                             pull_secrets=PULL_SECRETS)
     others: list[Any] = []
     dcds = []
     for child in desired.children:
@@ -78,8 +79,12 @@ def _graph(stored: Json, settings: Any) -> Json:
             rendered = f"error: {type(error).__name__}"
         dcds.append([meta["name"], spec_hash(obj)[:24],
                      digest([meta.get("labels"), annotations]), digest(rendered)])
+    # The view's path named the DCDs it prunes in `v1alpha1`, the version it built them in;
+    # the kinds pruned are compared as such (a version there only finds the resource).
+    pruned = [[SPOKE if k == (HUB, "DynamoComponentDeployment") else k[0], k[1]]
+              for k in desired.pruned]
     others.append({"required": [[r.api_version, r.kind, r.name] for r in desired.required],
-                   "pruned": [list(k) for k in desired.pruned]})
+                   "pruned": pruned})
     return {"dcds": dcds, "others": digest(others)}
 
 
