@@ -1,8 +1,7 @@
 """A graph as the builders take it: the `v1beta1` model (the hub) and the inputs only
 `v1alpha1` can state (`api.conversion.render_inputs`).
 
-The builders are moving from the `v1alpha1` view of a graph to this pair; those already
-moved take a `HubGraph` (ARCHITECTURE.md, The API hub, lists which).
+Every builder of a graph takes this pair (ARCHITECTURE.md, The API hub).
 """
 
 from __future__ import annotations
