@@ -18,9 +18,11 @@ from typing import Any
 
 import attrs
 
+from api.conversion.component import COMPONENT_DEPLOYMENT_SPEC_RULES
 from api.conversion.dispatch import convert
 from api.conversion.objects import HUB, SPOKE
 from api.conversion.render_inputs import ComponentInputs
+from api.conversion.rules import convert_fields
 from api.convert import dump, load
 from api.kube import Json
 from api.v1alpha1 import DynamoComponentDeploymentSpec
@@ -35,10 +37,11 @@ def with_component_inputs(dcd: Json, inputs: ComponentInputs) -> Json:
     ConversionError (a ValueError) for fields that do not fit the `v1alpha1` model."""
     if dcd.get("apiVersion") != HUB or dcd.get("kind") != "DynamoComponentDeployment":
         raise ValueError(f"inputs are written into a DCD in {HUB}")
-    spoke = convert(dcd, SPOKE)
-    spec = load(DynamoComponentDeploymentSpec, spoke.get("spec") or {})
-    spec = attrs.evolve(spec, **_fields(inputs))
-    return convert({**spoke, "spec": dump(spec)}, HUB)
+    # The shared fields have one meaning in both versions: only their names move.
+    shared, _ = convert_fields(dcd.get("spec") or {}, COMPONENT_DEPLOYMENT_SPEC_RULES,
+                               to_hub=False, restored=None)
+    spec = attrs.evolve(load(DynamoComponentDeploymentSpec, shared), **_fields(inputs))
+    return convert({**dcd, "apiVersion": SPOKE, "spec": dump(spec)}, HUB)
 
 
 def _fields(inputs: ComponentInputs) -> dict[str, Any]:
