@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from api.conversion import HUB, SPOKE, ConversionFailure, convert
@@ -105,18 +105,13 @@ def render(
             data = read_as(data, DYNAMO_API_VERSION)
         except ConversionFailure as err:
             raise GenerationError(str(err)) from None
-    try:
-        if kind == "DynamoGraphDeployment":
-            _load(DynamoGraphDeployment, data)  # validated as the operator validates it
-            return _graph(hub_graph(written), settings, pull_secrets)
-        if kind == "DynamoComponentDeployment":
-            _load(DynamoComponentDeployment, data)
-            return component_objects(hub_component(written), settings,
-                                     pull_secrets=pull_secrets)
-    except (ConversionFailure, ValueError) as err:
-        if isinstance(err, GenerationError):
-            raise
-        raise GenerationError(str(err)) from None
+    if kind == "DynamoGraphDeployment":
+        _load(DynamoGraphDeployment, data)  # validated as the operator validates it
+        return _graph(_hub(hub_graph, written), settings, pull_secrets)
+    if kind == "DynamoComponentDeployment":
+        _load(DynamoComponentDeployment, data)
+        return component_objects(_hub(hub_component, written), settings,
+                                 pull_secrets=pull_secrets)
     if kind in _NO_CHILDREN:
         return []
     raise GenerationError(f"cannot render kind {kind!r}")
@@ -148,6 +143,15 @@ def _unique(objects: Iterable[Json]) -> list[Json]:
             seen.add(key)
             unique.append(obj)
     return unique
+
+
+def _hub(make: Callable[[Json], T], written: Json) -> T:
+    """The hub form of a manifest (`hub_graph`, `hub_component`); GenerationError for one that
+    does not convert, or whose saved fields do not read."""
+    try:
+        return make(written)
+    except ValueError as err:  # ConversionFailure, api.errors.ConversionError
+        raise GenerationError(str(err)) from None
 
 
 def _load(cls: type[T], data: Json) -> T:
