@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from api import v1beta1
 from backends import constants, frameworks, labels, naming
 from backends.component_deployment import default_ingress
 from backends.component_spec import ComponentSpec
@@ -41,8 +42,8 @@ def pod_clique_set(
     cliques: list[Json] = []
     groups: list[Json] = []
     explicit = False
-    for key, _ in dgd.components():
-        spec = _service_spec(dgd, key, settings)
+    for key, component in dgd.components():
+        spec = _service_spec(dgd, key, component, settings)
         dyn_ns = _dynamo_namespace(dgd, spec)
         ctx = PodContext(
             namespace=namespace,
@@ -106,8 +107,8 @@ def grove_objects(
     graph, namespace = _identity(dgd)
     objects = [pod_clique_set(dgd, settings, pull_secrets=pull_secrets)]
     models: set[str] = set()
-    for key, _ in dgd.components():
-        spec = _service_spec(dgd, key, settings)
+    for key, component in dgd.components():
+        spec = _service_spec(dgd, key, component, settings)
         dyn_ns = _dynamo_namespace(dgd, spec)
         name = naming.component_name(graph, key)
         identity = labels.component_identity(graph, key, dyn_ns)
@@ -144,10 +145,10 @@ def _identity(dgd: HubGraph) -> tuple[str, str]:
     return dgd.name, dgd.namespace
 
 
-def _service_spec(dgd: HubGraph, key: str, settings: OperatorSettings) -> ComponentSpec:
-    """A service as the pods see it: graph env under its own, and the graph's discovery
-    backend recorded in its annotations."""
-    spec = dict(dgd.components())[key]
+def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeploymentSharedSpec,
+                  settings: OperatorSettings) -> ComponentSpec:
+    """Component `key` (`spec`) as the pods see it: graph env under its own, and the graph's
+    discovery backend recorded in its annotations."""
     inputs = dgd.inputs.component(key)
     pod = inputs.pod
     graph_env = dgd.model.spec.env
