@@ -7,7 +7,8 @@ checked through its `v1alpha1` view and each error is moved back to the field of
 The admission webhook (for a `v1beta1` request) and the reconcilers (for a stored object, which
 is `v1beta1`) both report errors this way, so a user reads the names of the fields they wrote.
 The rules' messages speak of `v1alpha1`'s services and componentType; moved to a `v1beta1`
-object they speak of components and type (`HUB_WORDING`).
+object they speak of components and type (`HUB_WORDING`). `validate_stored` is what the
+reconcilers call: the view is made here, and nothing outside this package reads it.
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from api.conversion import HUB, SPOKE, convert
 from api.conversion.field_paths import hub_path
 from api.errors import FieldError, InvalidObject
 from api.kube import Json
 from api.load import load_valid
+from api.validation import warnings
 from api.validation.v1beta1_shape import v1beta1_shape
 
-__all__ = ["HUB_WORDING", "hub_wording", "in_hub", "load_valid_view"]
+__all__ = ["HUB_WORDING", "hub_wording", "in_hub", "load_valid_view", "validate_stored"]
 
 T = TypeVar("T")
 
@@ -78,3 +81,14 @@ def load_valid_view(cls: type[T], hub: Json, view: Mapping[str, Any]) -> T:
     if shape:
         raise InvalidObject(cls.__name__, shape, converted=True)
     return model
+
+
+def validate_stored(cls: type[Any], obj: Json) -> list[FieldError]:
+    """Check a graph or DCD as the operator stores it (the hub; a test bed's `v1alpha1`
+    object as it is) with the rules: InvalidObject naming its fields as stored (see
+    `load_valid_view`), else the rules' warnings (`api.validation.warnings`). ConversionFailure
+    as `convert` raises it."""
+    if obj.get("apiVersion") != HUB:
+        return warnings(load_valid(cls, obj))
+    view = convert({k: v for k, v in obj.items() if k != "status"}, SPOKE)
+    return warnings(load_valid_view(cls, obj, view))

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
 from backends import command, constants
+from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
 
 Json = dict[str, Any]
@@ -27,7 +27,7 @@ FRONTEND_READINESS_SCRIPT = (
 )
 
 
-def default_container(spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext) -> Json:
+def default_container(spec: ComponentSpec, ctx: PodContext) -> Json:
     """The generated main container of a component, before any user override."""
     container: Json = {
         "name": constants.MAIN_CONTAINER,
@@ -40,7 +40,7 @@ def default_container(spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext
     return container
 
 
-def default_pod_spec(spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext) -> Json:
+def default_pod_spec(spec: ComponentSpec, ctx: PodContext) -> Json:
     """The generated pod spec of a component, without containers."""
     pod: Json = {
         "restartPolicy": "Always",
@@ -67,7 +67,7 @@ def infrastructure_env(ctx: PodContext) -> list[Json]:
     return [{"name": name, "value": value} for name, value in pairs if value]
 
 
-def _base_env(spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext) -> list[Json]:
+def _base_env(spec: ComponentSpec, ctx: PodContext) -> list[Json]:
     env = [
         _var("DYN_NAMESPACE", ctx.dynamo_namespace),
         _var("DYN_COMPONENT", spec.component_type or ""),
@@ -82,7 +82,7 @@ def _base_env(spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext) -> lis
     return env
 
 
-def _frontend(container: Json, spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext) -> None:
+def _frontend(container: Json, spec: ComponentSpec, ctx: PodContext) -> None:
     port = str(constants.FRONTEND_PORT)
     container["command"] = ["python3"]
     container["args"] = ["-m", "dynamo.frontend"]
@@ -104,7 +104,7 @@ def _frontend(container: Json, spec: DynamoComponentDeploymentSharedSpec, ctx: P
     }
 
 
-def _worker(container: Json, spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext) -> None:
+def _worker(container: Json, spec: ComponentSpec, ctx: PodContext) -> None:
     system = constants.SYSTEM_PORT_NAME
     container["ports"] = [_port(system, constants.SYSTEM_PORT)]
     container["env"] += [
@@ -133,12 +133,12 @@ def _worker(container: Json, spec: DynamoComponentDeploymentSharedSpec, ctx: Pod
     }
 
 
-def _planner(container: Json, spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext) -> None:
+def _planner(container: Json, spec: ComponentSpec, ctx: PodContext) -> None:
     container["ports"] = [_port(constants.METRICS_PORT_NAME, constants.PLANNER_METRICS_PORT)]
     container["env"] += [_var("PLANNER_PROMETHEUS_PORT", str(constants.PLANNER_METRICS_PORT))]
 
 
-def _epp(container: Json, spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext) -> None:
+def _epp(container: Json, spec: ComponentSpec, ctx: PodContext) -> None:
     # The EPP image's entrypoint is the picker itself; it speaks gRPC, not HTTP.
     del container["command"]
     container["args"] = [
@@ -175,8 +175,9 @@ def _epp_health() -> Json:
     return {"grpc": {"port": constants.EPP_HEALTH_PORT, "service": "inference-extension"}}
 
 
-def _epp_volumes(spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext) -> list[Json]:
-    ref = spec.epp_config.config_map_ref if spec.epp_config is not None else None
+def _epp_volumes(spec: ComponentSpec, ctx: PodContext) -> list[Json]:
+    epp_config = spec.spec.epp_config
+    ref = epp_config.config_map_ref if epp_config is not None else None
     name = f"{ctx.graph_name}-epp-config"
     key = EPP_CONFIG_KEY
     if ref is not None:
@@ -191,7 +192,7 @@ def _epp_volumes(spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext) -> 
     ]
 
 
-_Extra = Callable[[Json, DynamoComponentDeploymentSharedSpec, PodContext], None]
+_Extra = Callable[[Json, ComponentSpec, PodContext], None]
 _CONTAINERS: dict[str, _Extra] = {
     constants.FRONTEND: _frontend,
     constants.WORKER: _worker,

@@ -1,24 +1,31 @@
-"""DynamoComponentDeployments of a graph (the DCD path): one per service, carrying the
-service's spec plus what the graph decides for it (name, labels, Dynamo namespace, backend,
-graph-wide env, default ingress)."""
+"""DynamoComponentDeployments of a graph (the DCD path): one per component, built as the hub
+(`v1beta1`) from the graph's `v1beta1` component plus what the graph decides for it (name,
+identity labels, Dynamo namespace, backendFramework, graph env under its own, the Planner's
+account, a default ingress for a frontend, DYN_DEPLOYMENT_CONFIG).
+
+What `v1beta1` cannot say of the child (its own labels and annotations, ingress,
+dynamoNamespace, the componentType pair, the pod group as `v1alpha1` splits it...) is written
+into it by `api.conversion.written_inputs.with_component_inputs`, in the spec payload the DCD's
+own builders read back through `render_inputs`. The child carries the fields both versions
+share and no `v1beta1`-only field of the component (roles, minAvailable, providerOverride...),
+as the child built in `v1alpha1` did: so its `v1alpha1` form, and its spec hash, are that
+child's, and an operator upgrade rewrites no DCD.
+"""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from typing import Any
 
-from api.convert import dump, load
+from api.conversion import HUB
+from api.conversion.written_inputs import with_component_inputs
+from api.convert import dump
 from api.kube import copy_json
-from api.v1alpha1 import (
-    DynamoComponentDeployment,
-    DynamoComponentDeploymentSharedSpec,
-    DynamoComponentDeploymentSpec,
-    DynamoGraphDeployment,
-    ExtraPodSpec,
-    IngressSpec,
-    IngressTLSSpec,
-)
+from api.v1alpha1 import ExtraPodSpec, IngressSpec, IngressTLSSpec
 from backends import constants, labels, naming
-from backends.deployment_config import apply_deployment_config
+from backends.deployment_config import Configured, apply_deployment_config
+from backends.hub_graph import HubGraph
 from backends.merge import merge_env
 from backends.settings import OperatorSettings
 
@@ -26,53 +33,80 @@ Json = dict[str, Any]
 
 __all__ = ["component_deployment", "component_deployments", "default_ingress"]
 
+#: The component fields both versions share, which the child carries as they are.
+_SHARED = ("replicas", "multinode", "modelRef", "globalDynamoNamespace", "eppConfig",
+           "topologyConstraint")
+#: The parts of `experimental` both versions share (`v1alpha1` has them at the top).
+_EXPERIMENTAL = ("checkpoint", "gpuMemoryService", "failover")
 
-def component_deployments(
-    dgd: DynamoGraphDeployment, settings: OperatorSettings
-) -> list[DynamoComponentDeployment]:
-    """The DCDs of every service of a graph, in service-key order."""
-    return [component_deployment(dgd, key, settings) for key in sorted(dgd.spec.services or {})]
+
+def component_deployments(graph: HubGraph, settings: OperatorSettings,
+                          tokens: Mapping[str, str | None] | None = None) -> list[Json]:
+    """The DCDs of every component of a graph, in name order; `tokens`: the restart token
+    each component's DCD carries."""
+    tokens = tokens or {}
+    return [component_deployment(graph, name, settings, token=tokens.get(name))
+            for name, _ in graph.components()]
 
 
-def component_deployment(
-    dgd: DynamoGraphDeployment, service: str, settings: OperatorSettings
-) -> DynamoComponentDeployment:
-    """The DCD of one service of a graph."""
-    graph = str(dgd.metadata.get("name", ""))
-    namespace = str(dgd.metadata.get("namespace", ""))
-    shared = (dgd.spec.services or {})[service]  # read only: `load(dump(...))` copies it
+def component_deployment(graph: HubGraph, service: str, settings: OperatorSettings, *,
+                         token: str | None = None) -> Json:
+    """The DCD of one component of a graph, as the hub (JSON)."""
+    name, namespace = graph.name, graph.namespace
+    component = dict(graph.components())[service]
+    inputs = graph.inputs.component(service)
     dyn_ns = naming.dynamo_namespace(
-        namespace, graph, global_namespace=bool(shared.global_dynamo_namespace)
+        namespace, name, global_namespace=bool(component.global_dynamo_namespace)
     )
-    spec = load(DynamoComponentDeploymentSpec, dump(shared))
-    spec.backend_framework = dgd.spec.backend_framework
-    spec.service_name = service
-    spec.dynamo_namespace = dyn_ns
     component_labels = {
-        **(shared.labels or {}),
-        **labels.component_identity(graph, service, dyn_ns),
+        **(inputs.labels or {}),
+        **labels.component_identity(name, service, dyn_ns),
     }
-    spec.labels = component_labels
-    spec.annotations = _annotations(shared, dgd.metadata.get("annotations") or {}) or None
-    if dgd.spec.envs or shared.envs:
-        spec.envs = sorted(
-            merge_env(copy_json(dgd.spec.envs or []), shared.envs or []),
-            key=lambda e: str(e.get("name", "")),
-        )
-    if shared.component_type == constants.PLANNER:
-        extra = spec.extra_pod_spec or ExtraPodSpec()
+    annotations = _annotations(inputs.annotations, graph.model.metadata.get("annotations") or {})
+    if token:
+        annotations[constants.ANNOTATION_RESTART_AT] = token
+    pod = inputs.pod
+    graph_env = graph.model.spec.env
+    envs = pod.envs
+    if graph_env or pod.envs:
+        envs = sorted(merge_env(copy_json(graph_env or []), pod.envs or []),
+                      key=lambda e: str(e.get("name", "")))
+    extra = pod.extra_pod_spec
+    if inputs.component_type == constants.PLANNER:
+        extra = copy.deepcopy(extra) if extra is not None else ExtraPodSpec()
         extra.pod_spec["serviceAccountName"] = constants.PLANNER_SERVICE_ACCOUNT
-        spec.extra_pod_spec = extra
-    if shared.component_type == constants.FRONTEND and shared.ingress is None:
-        spec.ingress = default_ingress(graph, settings)
-    apply_deployment_config(spec, service)
+    ingress = inputs.ingress
+    if inputs.component_type == constants.FRONTEND and ingress is None:
+        ingress = default_ingress(name, settings)
+    configured = apply_deployment_config(
+        Configured(envs, component.replicas, pod.resources), service, inputs.component_type)
 
-    metadata: Json = {
-        "name": naming.component_name(graph, service),
-        "namespace": namespace,
-        "labels": dict(component_labels),
+    spec = _shared(dump(component))
+    if configured.replicas is not None:
+        spec["replicas"] = configured.replicas
+    if graph.model.spec.backend_framework is not None:
+        spec["backendFramework"] = graph.model.spec.backend_framework
+    spec["name"] = service
+    child_inputs = inputs.replace(
+        labels=component_labels,
+        annotations=annotations or None,
+        dynamo_namespace=dyn_ns,
+        ingress=ingress,
+        service_name=service,
+        pod=pod.replace(envs=configured.envs, extra_pod_spec=extra,
+                         resources=configured.resources),
+    )
+    child = {
+        "apiVersion": HUB,
+        "kind": "DynamoComponentDeployment",
+        "metadata": {
+            "name": naming.component_name(name, service),
+            "namespace": namespace,
+            "labels": dict(component_labels),
+        },
+        "spec": spec,
     }
-    return DynamoComponentDeployment(metadata=metadata, spec=spec)
+    return with_component_inputs(child, child_inputs)
 
 
 def default_ingress(graph: str, settings: OperatorSettings) -> IngressSpec | None:
@@ -94,11 +128,21 @@ def default_ingress(graph: str, settings: OperatorSettings) -> IngressSpec | Non
     )
 
 
-def _annotations(
-    shared: DynamoComponentDeploymentSharedSpec, graph_annotations: dict[str, str]
-) -> dict[str, str]:
-    own = dict(shared.annotations or {})
+def _shared(component: Json) -> Json:
+    """The fields of a component (JSON) that both versions share."""
+    spec = {k: component[k] for k in _SHARED if k in component}
+    experimental = component.get("experimental")
+    if isinstance(experimental, dict):
+        shared = {k: experimental[k] for k in _EXPERIMENTAL if k in experimental}
+        if shared:
+            spec["experimental"] = shared
+    return spec
+
+
+def _annotations(own: Mapping[str, str] | None,
+                 graph_annotations: Mapping[str, str]) -> dict[str, str]:
+    annotations = dict(own or {})
     for key in constants.INHERITED_GRAPH_ANNOTATIONS:
-        if key in graph_annotations and key not in own:
-            own[key] = graph_annotations[key]
-    return own
+        if key in graph_annotations and key not in annotations:
+            annotations[key] = graph_annotations[key]
+    return annotations

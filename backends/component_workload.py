@@ -1,20 +1,20 @@
 """Everything a DynamoComponentDeployment runs on: its Deployment (or LeaderWorkerSets), its
 Service, the headless Service of its model, and its Ingress or VirtualService; and that as the
-desired set the child writer applies."""
+desired set the child writer applies. The DCD is taken as the hub (`HubComponent`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from api.v1alpha1 import DynamoComponentDeployment
 from backends import constants, labels, naming
 from backends.children import Child, DesiredChildren, Kind, Write, owned, unowned
-from backends.context import PodContext, discovery_backend
+from backends.context import PodContext, discovery_backend, discovery_backend_of
 from backends.deployment import deployment
 from backends.epp import epp_objects, no_inference_pool
 from backends.errors import GenerationError
 from backends.graph_objects import discovery_rbac_of
+from backends.hub_component import HubComponent
 from backends.ingress import ingress, virtual_service
 from backends.leader_worker_set import leader_worker_sets
 from backends.mpi_secret import DIGEST_LABEL, mpi_secret_copy
@@ -29,25 +29,24 @@ __all__ = ["component_children", "component_kinds", "component_objects", "compon
 
 
 def component_pod_context(
-    dcd: DynamoComponentDeployment,
+    dcd: HubComponent,
     settings: OperatorSettings,
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
 ) -> PodContext:
     """Pod-generation inputs of a DCD. A DCD made by a graph carries its Dynamo namespace; a
     DCD of its own is its own parent: it gets the Dynamo namespace, parent name and discovery
     account a graph of the same name would."""
-    name = str(dcd.metadata["name"])
-    namespace = str(dcd.metadata.get("namespace", ""))
-    graph = labels.graph_name_of(dcd)
-    dyn_ns = dcd.spec.dynamo_namespace or naming.dynamo_namespace(
-        namespace, graph or name, global_namespace=bool(dcd.spec.global_dynamo_namespace)
+    name, namespace = dcd.name, dcd.namespace
+    graph = dcd.graph_name()
+    dyn_ns = dcd.inputs.dynamo_namespace or naming.dynamo_namespace(
+        namespace, graph or name, global_namespace=bool(dcd.model.spec.global_dynamo_namespace)
     )
     return PodContext(
         namespace=namespace,
         graph_name=graph or name,
         dynamo_namespace=dyn_ns,
         host_name=name,
-        backend_framework=dcd.spec.backend_framework,
+        backend_framework=dcd.model.spec.backend_framework,
         deployer=LWS,
         settings=settings,
         pull_secrets=pull_secrets or {},
@@ -55,7 +54,7 @@ def component_pod_context(
 
 
 def component_objects(
-    dcd: DynamoComponentDeployment,
+    dcd: HubComponent,
     settings: OperatorSettings,
     *,
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
@@ -64,9 +63,10 @@ def component_objects(
     """The objects a DCD owns, workload first; `service_account` is used by pods that name
     none. They carry no owner reference: the child writer sets it when it creates them."""
     ctx = component_pod_context(dcd, settings, pull_secrets)
-    name = str(dcd.metadata["name"])
+    name = dcd.name
     namespace = ctx.namespace
-    multinode = node_count(dcd.spec) > 1
+    component = dcd.component
+    multinode = node_count(dcd.model.spec) > 1
     if multinode:
         if not settings.lws_enabled:
             raise GenerationError("no multinode orchestrator available")
@@ -78,20 +78,22 @@ def component_objects(
         component_service(
             name,
             namespace,
-            dcd.spec.service_name or name,
-            dcd.spec,
+            dcd.service,
+            component,
             ctx.dynamo_namespace,
             object_labels=object_labels,
             annotations=labels.dcd_object_annotations(dcd),
-            discovery=discovery_backend(dcd.spec, settings) == constants.DISCOVERY_KUBERNETES,
+            discovery=discovery_backend(component, settings) == constants.DISCOVERY_KUBERNETES,
             leader_only=multinode,
         )
     )
-    if dcd.spec.model_ref is not None and dcd.spec.model_ref.name:
-        objects.append(model_service(dcd.spec.model_ref.name, namespace))
+    model_ref = dcd.model.spec.model_ref
+    if model_ref is not None and model_ref.name:
+        objects.append(model_service(model_ref.name, namespace))
+    exposure = dcd.inputs.ingress
     for exposed in (
-        ingress(name, namespace, dcd.spec.ingress, object_labels=object_labels),
-        virtual_service(name, namespace, dcd.spec.ingress, settings, object_labels=object_labels),
+        ingress(name, namespace, exposure, object_labels=object_labels),
+        virtual_service(name, namespace, exposure, settings, object_labels=object_labels),
     ):
         if exposed is not None:
             objects.append(exposed)
@@ -99,7 +101,7 @@ def component_objects(
 
 
 def component_children(
-    dcd: DynamoComponentDeployment,
+    dcd: HubComponent,
     settings: OperatorSettings,
     *,
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
@@ -116,29 +118,30 @@ def component_children(
     objects = component_objects(dcd, settings, pull_secrets=pull_secrets,
                                 service_account=service_account)
     children = owned(objects)
-    if not labels.graph_name_of(dcd):
+    if not dcd.graph_name():
         children += _standalone(dcd, settings, epp_cluster_role)
         if mpi_secret is not None:
-            children.append(Child(mpi_secret_copy(mpi_secret, str(dcd.metadata["namespace"])),
+            children.append(Child(mpi_secret_copy(mpi_secret, dcd.namespace),
                                   Write.UNOWNED, drift_label=DIGEST_LABEL))
     return DesiredChildren(tuple(children), component_kinds(settings))
 
 
-def _standalone(dcd: DynamoComponentDeployment, settings: OperatorSettings,
+def _standalone(hub: HubComponent, settings: OperatorSettings,
                 epp_cluster_role: str = "") -> list[Child]:
-    name = str(dcd.metadata["name"])
-    namespace = str(dcd.metadata.get("namespace", ""))
+    name, namespace = hub.name, hub.namespace
     children = []
-    if discovery_backend(dcd.spec, settings) == constants.DISCOVERY_KUBERNETES:
+    if discovery_backend_of(hub.inputs.annotations, settings) == constants.DISCOVERY_KUBERNETES:
         children += owned(discovery_rbac_of(name, namespace))
-    if dcd.spec.component_type == constants.EPP:
+    if hub.inputs.component_type == constants.EPP:
         if not settings.inference_pool_enabled:
-            raise GenerationError(no_inference_pool([dcd.spec.service_name or name]))
+            raise GenerationError(no_inference_pool([hub.service]))
+        spec = hub.model.spec
+        # A DCD of its own is its own parent (see component_pod_context).
+        dyn_ns = hub.inputs.dynamo_namespace or naming.dynamo_namespace(
+            namespace, name, global_namespace=bool(spec.global_dynamo_namespace))
         children += unowned(epp_rbac(namespace, epp_cluster_role))
-        children += owned(epp_objects(
-            name, namespace, dcd.spec.service_name or name, dcd.spec,
-            dynamo_namespace=component_pod_context(dcd, settings).dynamo_namespace,
-            picker_service=name))
+        children += owned(epp_objects(name, namespace, hub.service, spec.epp_config,
+                                      dynamo_namespace=dyn_ns, picker_service=name))
     return children
 
 

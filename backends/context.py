@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
 from backends import constants
+from backends.component_spec import ComponentSpec
 from backends.multinode import LWS, MultinodeDeployer
 from backends.settings import OperatorSettings
 
@@ -33,10 +33,17 @@ class PodContext:
     pull_secrets: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
-def discovery_backend(spec: DynamoComponentDeploymentSharedSpec, settings: OperatorSettings) -> str:
+def discovery_backend(component: ComponentSpec, settings: OperatorSettings) -> str:
     """The component's discovery backend: its annotation when present (even empty), else the
     operator's."""
-    annotations = spec.annotations or {}
+    return discovery_backend_of(component.inputs.annotations, settings)
+
+
+def discovery_backend_of(annotations: Mapping[str, str] | None,
+                         settings: OperatorSettings) -> str:
+    """The discovery backend of a component with these own annotations (`v1alpha1`'s
+    spec.annotations): the annotation when present (even empty), else the operator's."""
+    annotations = annotations or {}
     if constants.ANNOTATION_DISCOVERY_BACKEND in annotations:
         return annotations[constants.ANNOTATION_DISCOVERY_BACKEND]
     return settings.discovery_backend

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from api.v1alpha1 import DynamoComponentDeployment
 from backends import constants, labels
 from backends.context import PodContext
 from backends.errors import GenerationError
+from backends.hub_component import HubComponent
 from backends.multinode import Role
 from backends.pod_spec import generate_pod_spec
 
@@ -18,7 +19,7 @@ __all__ = ["deployment", "deployment_strategy"]
 _DEFAULT_SURGE = "25%"
 
 
-def deployment_strategy(annotations: dict[str, str] | None) -> Json:
+def deployment_strategy(annotations: Mapping[str, str] | None) -> Json:
     """The rollout strategy named by the deployment-strategy annotation (RollingUpdate 25%/25%
     when absent)."""
     annotations = annotations or {}
@@ -41,16 +42,16 @@ def deployment_strategy(annotations: dict[str, str] | None) -> Json:
 
 
 def deployment(
-    dcd: DynamoComponentDeployment,
+    dcd: HubComponent,
     ctx: PodContext,
     *,
     service_account: str = "default",
 ) -> Json:
     """The Deployment running a single-node DCD's pods. `service_account` is used when the
     pod spec names none (the operator passes the namespace's labelled component account)."""
-    name = str(dcd.metadata["name"])
-    role = Role("main", name, 1 if dcd.spec.replicas is None else dcd.spec.replicas, 1)
-    pod_spec = generate_pod_spec(dcd.spec, role, ctx)
+    name = dcd.name
+    role = Role("main", name, 1 if dcd.model.spec.replicas is None else dcd.model.spec.replicas, 1)
+    pod_spec = generate_pod_spec(dcd.component, role, ctx)
     pod_spec.setdefault("serviceAccountName", service_account)
     pod_labels = {
         **labels.dcd_pod_identity(dcd, ctx.dynamo_namespace),
@@ -62,11 +63,11 @@ def deployment(
         template["metadata"]["annotations"] = pod_annotations
     spec: Json = {
         "selector": {"matchLabels": {constants.LABEL_SELECTOR: name}},
-        "strategy": deployment_strategy(dcd.spec.annotations),
+        "strategy": deployment_strategy(dcd.inputs.annotations),
         "template": template,
     }
-    if dcd.spec.replicas is not None:
-        spec["replicas"] = dcd.spec.replicas
+    if dcd.model.spec.replicas is not None:
+        spec["replicas"] = dcd.model.spec.replicas
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -75,9 +76,9 @@ def deployment(
     }
 
 
-def object_metadata(dcd: DynamoComponentDeployment, name: str) -> Json:
+def object_metadata(dcd: HubComponent, name: str) -> Json:
     """Metadata of an object a DCD owns: its name, namespace, labels and annotations."""
-    meta: Json = {"name": name, "namespace": dcd.metadata.get("namespace", "")}
+    meta: Json = {"name": name, "namespace": dcd.namespace}
     object_labels = labels.dcd_object_labels(dcd)
     if object_labels:
         meta["labels"] = object_labels

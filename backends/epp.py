@@ -11,12 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from api.v1alpha1 import DynamoComponentDeploymentSharedSpec, DynamoGraphDeployment
+from api import v1alpha1, v1beta1
 from backends import constants, naming
 from backends.component_defaults import EPP_CONFIG_KEY
+from backends.hub_graph import HubGraph
 from backends.yaml_text import to_yaml
 
 Json = dict[str, Any]
+#: The EPP's config, as either version's model holds it (the same fields).
+EppConfig = v1alpha1.EPPConfig | v1beta1.EPPConfig
 
 __all__ = ["EPP_CONFIG_API_VERSION", "NO_INFERENCE_POOL", "epp_config_map", "epp_objects",
            "epp_services", "graph_epp_objects", "inference_pool", "no_inference_pool",
@@ -37,11 +40,11 @@ def no_inference_pool(services: Sequence[str]) -> str:
                                     group=constants.INFERENCE_POOL_GROUP)
 
 
-def epp_services(dgd: DynamoGraphDeployment
-                 ) -> list[tuple[str, DynamoComponentDeploymentSharedSpec]]:
-    """The graph's services of componentType epp, by key."""
-    return [(key, spec) for key, spec in sorted((dgd.spec.services or {}).items())
-            if spec.component_type == constants.EPP]
+def epp_services(graph: HubGraph
+                 ) -> list[tuple[str, v1beta1.DynamoComponentDeploymentSharedSpec]]:
+    """The graph's components of componentType epp, by name."""
+    return [(name, spec) for name, spec in graph.components()
+            if graph.component_type(name) == constants.EPP]
 
 
 def pool_name(graph: str) -> str:
@@ -53,35 +56,34 @@ def _labels(graph: str, service: str) -> dict[str, str]:
             constants.LABEL_COMPONENT_TYPE: constants.EPP}
 
 
-def epp_objects(graph: str, namespace: str, service: str,
-                spec: DynamoComponentDeploymentSharedSpec, *, dynamo_namespace: str,
-                picker_service: str) -> list[Json]:
-    """The EPP service's ConfigMap (unless it brings its own) and InferencePool. `graph`: the
-    parent's name (a DCD of its own: the DCD's); `picker_service`: the Service of the EPP
-    pods."""
-    config_map = epp_config_map(graph, namespace, service, spec)
+def epp_objects(graph: str, namespace: str, service: str, config: EppConfig | None, *,
+                dynamo_namespace: str, picker_service: str) -> list[Json]:
+    """The EPP service's ConfigMap (unless it brings its own) and InferencePool, from its
+    `eppConfig`. `graph`: the parent's name (a DCD of its own: the DCD's); `picker_service`:
+    the Service of the EPP pods."""
+    config_map = epp_config_map(graph, namespace, service, config)
     pool = inference_pool(graph, namespace, service, dynamo_namespace=dynamo_namespace,
                           picker_service=picker_service)
     return [config_map, pool] if config_map is not None else [pool]
 
 
-def graph_epp_objects(dgd: DynamoGraphDeployment, service: str,
-                      spec: DynamoComponentDeploymentSharedSpec) -> list[Json]:
-    """`epp_objects` of a graph's EPP service, whose pods are behind its DCD's Service."""
-    graph = str(dgd.metadata.get("name", ""))
-    namespace = str(dgd.metadata.get("namespace", ""))
+def graph_epp_objects(hub: HubGraph, service: str,
+                      spec: v1beta1.DynamoComponentDeploymentSharedSpec) -> list[Json]:
+    """`epp_objects` of a graph's EPP component, whose pods are behind its DCD's Service."""
+    graph, namespace = hub.name, hub.namespace
     dynamo_namespace = naming.dynamo_namespace(
         namespace, graph, global_namespace=bool(spec.global_dynamo_namespace))
-    return epp_objects(graph, namespace, service, spec, dynamo_namespace=dynamo_namespace,
+    return epp_objects(graph, namespace, service, spec.epp_config,
+                       dynamo_namespace=dynamo_namespace,
                        picker_service=naming.component_name(graph, service))
 
 
 def epp_config_map(graph: str, namespace: str, service: str,
-                   spec: DynamoComponentDeploymentSharedSpec) -> Json | None:
+                   epp_config: EppConfig | None) -> Json | None:
     """`<graph>-epp-config` holding the inline config as YAML; None when the service brings
     its own ConfigMap (or has no config, which validation refuses)."""
-    config = spec.epp_config.config if spec.epp_config is not None else None
-    if config is None or (spec.epp_config is not None and spec.epp_config.config_map_ref):
+    config = epp_config.config if epp_config is not None else None
+    if config is None or (epp_config is not None and epp_config.config_map_ref):
         return None
     document = {**config, "apiVersion": EPP_CONFIG_API_VERSION, "kind": EPP_CONFIG_KIND}
     return {

@@ -5,7 +5,7 @@ RBAC, the copy of the MPI SSH Secret, the PVCs it asks to create (and those it o
 scaling adapters, the RBAC of Kubernetes discovery, the EPP's ConfigMap and InferencePool, and
 the workloads: one DCD per service, or on the Grove path one
 PodCliqueSet with its Services and Ingresses and the replicas of its cliques. The reconciler
-hands the set to the child writer once.
+hands the set to the child writer once. The graph is taken as the hub (`HubGraph`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from api.convert import dump
-from api.v1alpha1 import DynamoComponentDeploymentSharedSpec, DynamoGraphDeployment
+from api import v1beta1
+from api.conversion import HUB
 from backends import constants
 from backends.children import Child, DesiredChildren, Kind, ObjectRef, Write, owned, unowned
 from backends.component_deployment import component_deployments
@@ -27,6 +27,7 @@ from backends.graph_objects import (
     uses_discovery,
 )
 from backends.grove import grove_objects
+from backends.hub_graph import HubGraph
 from backends.mpi_secret import DIGEST_LABEL, mpi_secret_copy
 from backends.multinode import node_count
 from backends.settings import OperatorSettings
@@ -44,20 +45,20 @@ NO_ORCHESTRATOR = (
 
 _V1, _RBAC = "v1", "rbac.authorization.k8s.io/v1"
 _INFERENCE_POOL: Kind = (constants.INFERENCE_POOL_API_VERSION, "InferencePool")
-_DCD: Kind = (constants.DYNAMO_API_VERSION, "DynamoComponentDeployment")
+_DCD: Kind = (HUB, "DynamoComponentDeployment")  # built as the hub, as it is stored
 _ADAPTER: Kind = (constants.DYNAMO_API_VERSION, "DynamoGraphDeploymentScalingAdapter")
 _POD_CLIQUE_SET: Kind = (constants.GROVE_API_VERSION, "PodCliqueSet")
 
 
-def uses_grove(dgd: DynamoGraphDeployment, settings: OperatorSettings) -> bool:
+def uses_grove(graph: HubGraph, settings: OperatorSettings) -> bool:
     """Grove runs the graph when installed, unless the graph opts out by annotation."""
-    annotations = dgd.metadata.get("annotations") or {}
+    annotations = graph.model.metadata.get("annotations") or {}
     opted_out = annotations.get(constants.ANNOTATION_ENABLE_GROVE, "").lower() == "false"
     return settings.grove_enabled and not opted_out
 
 
 def graph_children(
-    dgd: DynamoGraphDeployment,
+    hub: HubGraph,
     settings: OperatorSettings,
     *,
     tokens: Mapping[str, str | None] | None = None,
@@ -73,15 +74,14 @@ def graph_children(
     another namespace, to copy into the graph's.
     Raises GenerationError for a graph that cannot run under these settings."""
     tokens = tokens or {}
-    namespace = str(dgd.metadata.get("namespace", ""))
+    namespace = hub.namespace
     children: list[Child] = []
-    services = dgd.spec.services or {}
     # Shared by the namespace: the planner's is made for every graph once a ClusterRole is
     # configured (as the original does), else for graphs that run a planner.
-    if planner_cluster_role or any(s.component_type == constants.PLANNER
-                                   for s in services.values()):
+    if planner_cluster_role or any(hub.component_type(name) == constants.PLANNER
+                                   for name, _ in hub.components()):
         children += unowned(planner_rbac(namespace, planner_cluster_role))
-    epps = epp_services(dgd)
+    epps = epp_services(hub)
     if epps:
         children += unowned(epp_rbac(namespace, epp_cluster_role))
     if mpi_secret is not None:
@@ -89,16 +89,16 @@ def graph_children(
                               drift_label=DIGEST_LABEL))
     # A claim of that name that exists already is used as it is, whoever made it.
     children += [Child(c, Write.CREATE_ONLY, shared_labels=())
-                 for c in persistent_volume_claims(dgd)]
-    children += [Child(a, Write.CREATE_ONLY) for a in scaling_adapters(dgd)]
-    if uses_discovery(dgd, settings.discovery_backend):
-        children += [Child(o) for o in discovery_rbac(dgd)]
-    children += _epp_objects(dgd, settings, epps)
-    if uses_grove(dgd, settings):
-        children += _grove(dgd, settings, tokens, pull_secrets)
+                 for c in persistent_volume_claims(hub)]
+    children += [Child(a, Write.CREATE_ONLY) for a in scaling_adapters(hub)]
+    if uses_discovery(hub, settings.discovery_backend):
+        children += [Child(o) for o in discovery_rbac(hub)]
+    children += _epp_objects(hub, settings, epps)
+    if uses_grove(hub, settings):
+        children += _grove(hub, settings, tokens, pull_secrets)
     else:
-        children += _components(dgd, settings, tokens)
-    required = tuple(ObjectRef(_V1, "PersistentVolumeClaim", p.name) for p in dgd.spec.pvcs or []
+        children += _components(hub, settings, tokens)
+    required = tuple(ObjectRef(_V1, "PersistentVolumeClaim", p.name) for p in hub.inputs.pvcs
                      if p.name and not p.create)
     return DesiredChildren(tuple(children), pruned_kinds(settings), required)
 
@@ -117,54 +117,45 @@ def pruned_kinds(settings: OperatorSettings) -> tuple[Kind, ...]:
     return tuple(kinds)
 
 
-def _epp_objects(dgd: DynamoGraphDeployment, settings: OperatorSettings,
-                 epps: list[tuple[str, DynamoComponentDeploymentSharedSpec]]) -> list[Child]:
+def _epp_objects(hub: HubGraph, settings: OperatorSettings,
+                 epps: list[tuple[str, v1beta1.DynamoComponentDeploymentSharedSpec]]
+                 ) -> list[Child]:
     """Each EPP service's ConfigMap (inline config) and InferencePool, owned by the graph."""
     if not epps:
         return []
     if not settings.inference_pool_enabled:
         raise GenerationError(no_inference_pool([k for k, _ in epps]))
-    return [Child(o) for key, spec in epps for o in graph_epp_objects(dgd, key, spec)]
+    return [Child(o) for key, spec in epps for o in graph_epp_objects(hub, key, spec)]
 
 
-def grove_workload(graph: str, service: str, spec: DynamoComponentDeploymentSharedSpec) -> Kind:
+def grove_workload(graph: str, service: str,
+                   spec: v1beta1.DynamoComponentDeploymentSharedSpec) -> Kind:
     """The Grove object that runs a service, `<graph>-0-<service>`: a PodClique, or a
     PodCliqueScalingGroup when the service spans several nodes; (kind, name)."""
     name = f"{graph}-0-{service.lower()}"
     return ("PodCliqueScalingGroup" if node_count(spec) > 1 else "PodClique"), name
 
 
-def _components(dgd: DynamoGraphDeployment, settings: OperatorSettings,
+def _components(hub: HubGraph, settings: OperatorSettings,
                 tokens: Mapping[str, str | None]) -> list[Child]:
-    services = dgd.spec.services or {}
     if not settings.lws_enabled:
-        multinode = sorted(k for k, s in services.items() if node_count(s) > 1)
+        multinode = [name for name, spec in hub.components() if node_count(spec) > 1]
         if multinode:
             raise GenerationError(NO_ORCHESTRATOR.format(services=", ".join(multinode)))
-    children = []
-    for dcd in component_deployments(dgd, settings):
-        obj = dump(dcd)
-        token = tokens.get(str(obj["spec"]["serviceName"]))
-        if token:
-            obj["spec"]["annotations"] = {**(obj["spec"].get("annotations") or {}),
-                                          constants.ANNOTATION_RESTART_AT: token}
-        children.append(Child(obj))
-    return children
+    return [Child(obj) for obj in component_deployments(hub, settings, tokens)]
 
 
-def _grove(dgd: DynamoGraphDeployment, settings: OperatorSettings,
-           tokens: Mapping[str, str | None],
+def _grove(hub: HubGraph, settings: OperatorSettings, tokens: Mapping[str, str | None],
            pull_secrets: Mapping[str, Sequence[str]] | None) -> list[Child]:
-    objects = grove_objects(dgd, settings, pull_secrets=pull_secrets)
+    objects = grove_objects(hub, settings, pull_secrets=pull_secrets)
     for obj in objects:
         if obj["kind"] == "PodCliqueSet":
             _set_tokens(obj, tokens)
     children = owned(objects)
-    graph = str(dgd.metadata.get("name", ""))
-    namespace = str(dgd.metadata.get("namespace", ""))
+    graph, namespace = hub.name, hub.namespace
     # Grove creates the cliques; their replicas belong to whoever scales them, so the graph's
     # replicas reach them through the scale subresource.
-    for service, spec in sorted((dgd.spec.services or {}).items()):
+    for service, spec in hub.components():
         if spec.replicas is None:
             continue
         kind, name = grove_workload(graph, service, spec)

@@ -1,14 +1,14 @@
 """Objects a graph needs besides its workloads: the PVCs it asks to create, the scaling
-adapters of the services that opt in, and the RBAC of Kubernetes discovery (built by
-`backends.discovery_rbac`)."""
+adapters of the components that opt in, and the RBAC of Kubernetes discovery (built by
+`backends.discovery_rbac`); from the graph as the hub (`backends.hub_graph`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from api.v1alpha1 import DynamoGraphDeployment
 from backends import constants, naming
 from backends.discovery_rbac import discovery_rbac_of
+from backends.hub_graph import HubGraph
 
 Json = dict[str, Any]
 
@@ -16,11 +16,12 @@ __all__ = ["discovery_rbac", "discovery_rbac_of", "persistent_volume_claims", "s
            "uses_discovery"]
 
 
-def persistent_volume_claims(dgd: DynamoGraphDeployment) -> list[Json]:
-    """The PVCs of `spec.pvcs` marked `create: true` (others must already exist)."""
-    namespace = str(dgd.metadata.get("namespace", ""))
+def persistent_volume_claims(graph: HubGraph) -> list[Json]:
+    """The PVCs of `spec.pvcs` (`v1alpha1` only) marked `create: true` (others must already
+    exist)."""
+    namespace = graph.namespace
     claims = []
-    for pvc in dgd.spec.pvcs or []:
+    for pvc in graph.inputs.pvcs:
         if not pvc.create or not pvc.name:
             continue
         spec: Json = {"resources": {"requests": {"storage": str(pvc.size)}}}
@@ -32,22 +33,23 @@ def persistent_volume_claims(dgd: DynamoGraphDeployment) -> list[Json]:
             {
                 "apiVersion": "v1",
                 "kind": "PersistentVolumeClaim",
-                "metadata": _metadata(pvc.name, namespace, _graph_labels(dgd)),
+                "metadata": _metadata(pvc.name, namespace, _graph_labels(graph)),
                 "spec": spec,
             }
         )
     return claims
 
 
-def scaling_adapters(dgd: DynamoGraphDeployment) -> list[Json]:
-    """A DynamoGraphDeploymentScalingAdapter per service with `scalingAdapter.enabled`, seeded
-    with the service's replicas."""
-    graph = str(dgd.metadata.get("name", ""))
-    namespace = str(dgd.metadata.get("namespace", ""))
+def scaling_adapters(hub: HubGraph) -> list[Json]:
+    """A DynamoGraphDeploymentScalingAdapter per component with `scalingAdapter` (v1alpha1's
+    `enabled: true`), seeded with the component's replicas; in name order."""
+    graph, namespace = hub.name, hub.namespace
     adapters = []
-    for key, service in sorted((dgd.spec.services or {}).items()):
-        if service.scaling_adapter is None or not service.scaling_adapter.enabled:
+    components = [c for c in hub.model.spec.components or [] if c.name is not None]
+    for service in sorted(components, key=lambda c: str(c.name)):
+        if service.scaling_adapter is None:
             continue
+        key = str(service.name)
         adapter_labels = {constants.LABEL_GRAPH_NAME: graph, constants.LABEL_COMPONENT: key}
         adapters.append(
             {
@@ -65,21 +67,20 @@ def scaling_adapters(dgd: DynamoGraphDeployment) -> list[Json]:
     return adapters
 
 
-def uses_discovery(dgd: DynamoGraphDeployment, discovery_backend: str) -> bool:
+def uses_discovery(graph: HubGraph, discovery_backend: str) -> bool:
     """The graph's pods discover each other through Kubernetes endpoints."""
-    annotations = dgd.metadata.get("annotations") or {}
+    annotations = graph.model.metadata.get("annotations") or {}
     backend = annotations.get(constants.ANNOTATION_DISCOVERY_BACKEND, discovery_backend)
     return bool(backend == constants.DISCOVERY_KUBERNETES)
 
 
-def discovery_rbac(dgd: DynamoGraphDeployment) -> list[Json]:
+def discovery_rbac(graph: HubGraph) -> list[Json]:
     """ServiceAccount, Role and RoleBinding of the graph's pods' Kubernetes discovery."""
-    return discovery_rbac_of(str(dgd.metadata.get("name", "")),
-                             str(dgd.metadata.get("namespace", "")))
+    return discovery_rbac_of(graph.name, graph.namespace)
 
 
-def _graph_labels(dgd: DynamoGraphDeployment) -> dict[str, str]:
-    return {constants.LABEL_GRAPH_NAME: str(dgd.metadata.get("name", ""))}
+def _graph_labels(graph: HubGraph) -> dict[str, str]:
+    return {constants.LABEL_GRAPH_NAME: graph.name}
 
 
 def _metadata(name: str, namespace: str, labels: dict[str, str]) -> Json:

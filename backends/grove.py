@@ -1,17 +1,19 @@
 """The Grove path: a whole graph as one PodCliqueSet (grove.io/v1alpha1), one clique per role
 of each service, with a scaling group tying the leader and worker cliques of a multinode
-service; plus the Services, model Services and Ingresses the graph's frontends need."""
+service; plus the Services, model Services and Ingresses the graph's frontends need. The graph
+is taken as the hub (`HubGraph`)."""
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from api.v1alpha1 import DynamoComponentDeploymentSharedSpec, DynamoGraphDeployment
+from api import v1beta1
 from backends import constants, frameworks, labels, naming
 from backends.component_deployment import default_ingress
+from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
+from backends.hub_graph import HubGraph
 from backends.ingress import ingress, virtual_service
 from backends.merge import merge_env
 from backends.multinode import GROVE, Role, roles
@@ -30,7 +32,7 @@ DEFAULT_KAI_QUEUE = "dynamo"
 
 
 def pod_clique_set(
-    dgd: DynamoGraphDeployment,
+    dgd: HubGraph,
     settings: OperatorSettings,
     *,
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
@@ -40,20 +42,20 @@ def pod_clique_set(
     cliques: list[Json] = []
     groups: list[Json] = []
     explicit = False
-    for key in sorted(dgd.spec.services or {}):
-        spec = _service_spec(dgd, key, settings)
+    for key, component in dgd.components():
+        spec = _service_spec(dgd, key, component, settings)
         dyn_ns = _dynamo_namespace(dgd, spec)
         ctx = PodContext(
             namespace=namespace,
             graph_name=graph,
             dynamo_namespace=dyn_ns,
             host_name=key.lower(),
-            backend_framework=dgd.spec.backend_framework,
+            backend_framework=dgd.model.spec.backend_framework,
             deployer=GROVE,
             settings=settings,
             pull_secrets=pull_secrets or {},
         )
-        service_roles = roles(key.lower(), spec)
+        service_roles = roles(key.lower(), spec.spec)
         # TRT-LLM's leader runs mpirun over SSH into the workers: start the workers first.
         ordered = len(service_roles) > 1 and _backend(dgd, spec) == "trtllm"
         explicit = explicit or ordered
@@ -66,10 +68,10 @@ def pod_clique_set(
             group: Json = {
                 "name": key.lower(),
                 "cliqueNames": [r.name for r in service_roles],
-                "minAvailable": _min_available(spec.replicas),
+                "minAvailable": _min_available(spec.spec.replicas),
             }
-            if spec.replicas is not None:
-                group["replicas"] = spec.replicas
+            if spec.spec.replicas is not None:
+                group["replicas"] = spec.spec.replicas
             groups.append(group)
     _apply_kai(dgd, settings, cliques)
     template: Json = {
@@ -95,7 +97,7 @@ def pod_clique_set(
 
 
 def grove_objects(
-    dgd: DynamoGraphDeployment,
+    dgd: HubGraph,
     settings: OperatorSettings,
     *,
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
@@ -105,8 +107,8 @@ def grove_objects(
     graph, namespace = _identity(dgd)
     objects = [pod_clique_set(dgd, settings, pull_secrets=pull_secrets)]
     models: set[str] = set()
-    for key in sorted(dgd.spec.services or {}):
-        spec = _service_spec(dgd, key, settings)
+    for key, component in dgd.components():
+        spec = _service_spec(dgd, key, component, settings)
         dyn_ns = _dynamo_namespace(dgd, spec)
         name = naming.component_name(graph, key)
         identity = labels.component_identity(graph, key, dyn_ns)
@@ -124,10 +126,11 @@ def grove_objects(
                     discovery=discovery,
                 )
             )
-        if spec.model_ref is not None and spec.model_ref.name:
-            models.add(spec.model_ref.name)
+        model_ref = spec.spec.model_ref
+        if model_ref is not None and model_ref.name:
+            models.add(model_ref.name)
         if frontend:
-            exposure = spec.ingress or default_ingress(graph, settings)
+            exposure = spec.inputs.ingress or default_ingress(graph, settings)
             for exposed in (
                 ingress(name, namespace, exposure, object_labels=identity),
                 virtual_service(name, namespace, exposure, settings, object_labels=identity),
@@ -138,51 +141,50 @@ def grove_objects(
     return objects
 
 
-def _identity(dgd: DynamoGraphDeployment) -> tuple[str, str]:
-    return str(dgd.metadata.get("name", "")), str(dgd.metadata.get("namespace", ""))
+def _identity(dgd: HubGraph) -> tuple[str, str]:
+    return dgd.name, dgd.namespace
 
 
-def _service_spec(
-    dgd: DynamoGraphDeployment, key: str, settings: OperatorSettings
-) -> DynamoComponentDeploymentSharedSpec:
-    """A service's spec as the pods see it: graph env under its own, and the graph's
+def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeploymentSharedSpec,
+                  settings: OperatorSettings) -> ComponentSpec:
+    """Component `key` (`spec`) as the pods see it: graph env under its own, and the graph's
     discovery backend recorded in its annotations."""
-    spec = copy.deepcopy((dgd.spec.services or {})[key])
-    if dgd.spec.envs or spec.envs:
-        spec.envs = merge_env(dgd.spec.envs or [], spec.envs or [])
-    graph_annotations = dgd.metadata.get("annotations") or {}
+    inputs = dgd.inputs.component(key)
+    pod = inputs.pod
+    graph_env = dgd.model.spec.env
+    if graph_env or pod.envs:
+        pod = pod.replace(envs=merge_env(graph_env or [], pod.envs or []))
+    graph_annotations = dgd.model.metadata.get("annotations") or {}
     resolved = graph_annotations.get(
         constants.ANNOTATION_DISCOVERY_BACKEND, settings.discovery_backend
     )
+    annotations = inputs.annotations
     if resolved:
-        spec.annotations = {
-            constants.ANNOTATION_DISCOVERY_BACKEND: resolved,
-            **(spec.annotations or {}),
-        }
-    return spec
+        annotations = {constants.ANNOTATION_DISCOVERY_BACKEND: resolved, **(annotations or {})}
+    return ComponentSpec(spec, inputs.replace(pod=pod, annotations=annotations))
 
 
-def _dynamo_namespace(dgd: DynamoGraphDeployment, spec: DynamoComponentDeploymentSharedSpec) -> str:
+def _dynamo_namespace(dgd: HubGraph, spec: ComponentSpec) -> str:
     graph, namespace = _identity(dgd)
     return naming.dynamo_namespace(
-        namespace, graph, global_namespace=bool(spec.global_dynamo_namespace)
+        namespace, graph, global_namespace=bool(spec.spec.global_dynamo_namespace)
     )
 
 
-def _backend(dgd: DynamoGraphDeployment, spec: DynamoComponentDeploymentSharedSpec) -> str:
+def _backend(dgd: HubGraph, spec: ComponentSpec) -> str:
     main = main_container_of(spec)
     return frameworks.resolve(
         spec.component_type,
         list(main.get("command") or []),
         list(main.get("args") or []),
-        dgd.spec.backend_framework,
+        dgd.model.spec.backend_framework,
     ).name
 
 
 def _clique(
-    dgd: DynamoGraphDeployment,
+    dgd: HubGraph,
     key: str,
-    spec: DynamoComponentDeploymentSharedSpec,
+    spec: ComponentSpec,
     dyn_ns: str,
     role: Role,
     ctx: PodContext,
@@ -191,7 +193,7 @@ def _clique(
     return {
         "name": role.name,
         "labels": labels.grove_clique_labels(
-            graph, dgd.metadata.get("annotations") or {}, key, spec, dyn_ns
+            graph, dgd.model.metadata.get("annotations") or {}, key, spec, dyn_ns
         ),
         "annotations": labels.grove_clique_annotations(spec),
         "spec": {
@@ -203,12 +205,12 @@ def _clique(
     }
 
 
-def _apply_kai(dgd: DynamoGraphDeployment, settings: OperatorSettings, cliques: list[Json]) -> None:
+def _apply_kai(dgd: HubGraph, settings: OperatorSettings, cliques: list[Json]) -> None:
     """Hand the cliques to the Kai scheduler, in the graph's queue (existence of the queue is
     checked by the reconciler, which can read the cluster)."""
     if not settings.kai_scheduler_enabled:
         return
-    annotations = dgd.metadata.get("annotations") or {}
+    annotations = dgd.model.metadata.get("annotations") or {}
     queue = annotations.get(constants.ANNOTATION_KAI_QUEUE, "").strip() or DEFAULT_KAI_QUEUE
     for clique in cliques:
         pod = clique["spec"]["podSpec"]

@@ -7,9 +7,13 @@ They are what selectors, Dynamo's Kubernetes discovery, metrics scraping and
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from api.v1alpha1 import DynamoComponentDeployment, DynamoComponentDeploymentSharedSpec
 from backends import constants, naming
+from backends.component_spec import ComponentSpec
+
+if TYPE_CHECKING:  # hub_component reads `graph_name`
+    from backends.hub_component import HubComponent
 
 Labels = dict[str, str]
 
@@ -21,7 +25,7 @@ __all__ = [
     "dcd_pod_annotations",
     "dcd_pod_identity",
     "dcd_pod_labels",
-    "graph_name_of",
+    "graph_name",
     "grove_clique_annotations",
     "grove_clique_labels",
     "metrics_enabled",
@@ -44,92 +48,99 @@ def metrics_enabled(annotations: Mapping[str, str] | None) -> bool:
     return (annotations or {}).get(constants.ANNOTATION_ENABLE_METRICS) != "false"
 
 
-def component_type_labels(spec: DynamoComponentDeploymentSharedSpec) -> Labels:
+def component_type_labels(component: ComponentSpec) -> Labels:
+    """The component-type labels: `v1alpha1`'s componentType and subComponentType."""
     labels: Labels = {}
-    if spec.component_type:
-        labels[constants.LABEL_COMPONENT_TYPE] = spec.component_type
-    if spec.sub_component_type:
-        labels[constants.LABEL_SUB_COMPONENT_TYPE] = spec.sub_component_type
+    if component.inputs.component_type:
+        labels[constants.LABEL_COMPONENT_TYPE] = component.inputs.component_type
+    if component.inputs.sub_component_type:
+        labels[constants.LABEL_SUB_COMPONENT_TYPE] = component.inputs.sub_component_type
     return labels
 
 
-def model_labels(spec: DynamoComponentDeploymentSharedSpec) -> Labels:
+def model_labels(component: ComponentSpec) -> Labels:
     """The base-model hash label that puts pods behind their model's headless Service."""
-    if spec.model_ref is None or not spec.model_ref.name:
+    ref = component.spec.model_ref
+    if ref is None or not ref.name:
         return {}
-    return {constants.LABEL_BASE_MODEL_HASH: naming.model_hash(spec.model_ref.name)}
+    return {constants.LABEL_BASE_MODEL_HASH: naming.model_hash(ref.name)}
 
 
-def model_annotations(spec: DynamoComponentDeploymentSharedSpec) -> Labels:
-    if spec.model_ref is None or not spec.model_ref.name:
+def model_annotations(component: ComponentSpec) -> Labels:
+    """The base-model annotation of the component's pods and objects."""
+    ref = component.spec.model_ref
+    if ref is None or not ref.name:
         return {}
-    return {constants.ANNOTATION_BASE_MODEL: spec.model_ref.name}
+    return {constants.ANNOTATION_BASE_MODEL: ref.name}
 
 
-def graph_name_of(dcd: DynamoComponentDeployment) -> str:
-    """The graph a DCD belongs to: its graph label, else its owning DGD, else ""."""
-    labels = {**(dcd.spec.labels or {}), **(dcd.metadata.get("labels") or {})}
+def graph_name(component_labels: Mapping[str, str] | None, metadata: Mapping[str, Any]) -> str:
+    """The graph of a DCD with these component labels (`v1alpha1`'s spec.labels) and this
+    metadata: the graph label of either, else its owning DGD, else ""."""
+    labels = {**(component_labels or {}), **(metadata.get("labels") or {})}
     if labels.get(constants.LABEL_GRAPH_NAME):
         return str(labels[constants.LABEL_GRAPH_NAME])
-    for owner in dcd.metadata.get("ownerReferences") or []:
+    for owner in metadata.get("ownerReferences") or []:
         if owner.get("kind") == "DynamoGraphDeployment":
             return str(owner.get("name", ""))
     return ""
 
 
-def dcd_object_labels(dcd: DynamoComponentDeployment) -> Labels:
-    """Labels of the workload and Services of a DCD: its own labels and the model hash."""
+def dcd_object_labels(dcd: HubComponent) -> Labels:
+    """Labels of the workload and Services of a DCD: its own labels (`v1alpha1`'s
+    spec.labels, then its metadata's) and the model hash."""
     return {
-        **(dcd.spec.labels or {}),
-        **(dcd.metadata.get("labels") or {}),
-        **model_labels(dcd.spec),
+        **(dcd.inputs.labels or {}),
+        **(dcd.model.metadata.get("labels") or {}),
+        **model_labels(dcd.component),
     }
 
 
-def dcd_object_annotations(dcd: DynamoComponentDeployment) -> Labels:
-    extra = dcd.spec.extra_pod_metadata
+def dcd_object_annotations(dcd: HubComponent) -> Labels:
+    """Annotations of the workload and Services of a DCD."""
+    extra = dcd.inputs.pod.extra_pod_metadata
     return {
-        **(dcd.spec.annotations or {}),
+        **(dcd.inputs.annotations or {}),
         **((extra.annotations or {}) if extra is not None else {}),
-        **model_annotations(dcd.spec),
+        **model_annotations(dcd.component),
     }
 
 
-def dcd_pod_labels(dcd: DynamoComponentDeployment, selector: str) -> Labels:
+def dcd_pod_labels(dcd: HubComponent, selector: str) -> Labels:
     """Pod template labels of a DCD's workload; `selector` is the workload's name."""
     labels = dcd_object_labels(dcd)
-    if metrics_enabled(dcd.spec.annotations):
+    if metrics_enabled(dcd.inputs.annotations):
         labels[constants.LABEL_METRICS_ENABLED] = "true"
-    graph = graph_name_of(dcd)
+    graph = dcd.graph_name()
     if graph:
         labels[constants.LABEL_GRAPH_NAME] = graph
-    labels.update(component_type_labels(dcd.spec))
-    extra = dcd.spec.extra_pod_metadata
+    labels.update(component_type_labels(dcd.component))
+    extra = dcd.inputs.pod.extra_pod_metadata
     labels.update((extra.labels or {}) if extra is not None else {})
     # Last, so no user label can detach the pods from their workload.
     labels[constants.LABEL_SELECTOR] = selector
     return labels
 
 
-def dcd_pod_identity(dcd: DynamoComponentDeployment, dynamo_namespace: str) -> Labels:
+def dcd_pod_identity(dcd: HubComponent, dynamo_namespace: str) -> Labels:
     """The labels the component Service selects on. A graph's DCD carries them in its labels;
     a DCD of its own does not, and without them its Service would select no pod. Callers put
     the DCD's own labels over these."""
-    name = str(dcd.metadata.get("name", ""))
     return {
         constants.LABEL_DYNAMO_NAMESPACE: dynamo_namespace,
-        constants.LABEL_COMPONENT: dcd.spec.service_name or name,
+        constants.LABEL_COMPONENT: dcd.service,
     }
 
 
-def dcd_pod_annotations(dcd: DynamoComponentDeployment) -> Labels:
-    extra = dcd.spec.extra_pod_metadata
+def dcd_pod_annotations(dcd: HubComponent) -> Labels:
+    """Pod template annotations of a DCD's workload."""
+    extra = dcd.inputs.pod.extra_pod_metadata
     annotations = {
         **((extra.annotations or {}) if extra is not None else {}),
-        **model_annotations(dcd.spec),
+        **model_annotations(dcd.component),
     }
     # A graph restart changes this token in the DCD; on the pod template it rolls the pods.
-    restart = (dcd.spec.annotations or {}).get(constants.ANNOTATION_RESTART_AT)
+    restart = (dcd.inputs.annotations or {}).get(constants.ANNOTATION_RESTART_AT)
     if restart:
         annotations[constants.ANNOTATION_RESTART_AT] = restart
     return annotations
@@ -139,7 +150,7 @@ def grove_clique_labels(
     graph: str,
     graph_annotations: Mapping[str, str],
     service: str,
-    spec: DynamoComponentDeploymentSharedSpec,
+    component: ComponentSpec,
     dynamo_namespace: str,
 ) -> Labels:
     """Labels of a service's Grove cliques, which Grove copies onto their pods."""
@@ -148,21 +159,22 @@ def grove_clique_labels(
         constants.LABEL_GRAPH_NAME: graph,
         constants.LABEL_COMPONENT: service,
         constants.LABEL_DYNAMO_NAMESPACE: dynamo_namespace,
-        **component_type_labels(spec),
-        **model_labels(spec),
+        **component_type_labels(component),
+        **model_labels(component),
     }
     if metrics_enabled(graph_annotations):
         labels[constants.LABEL_METRICS_ENABLED] = "true"
-    labels.update(spec.labels or {})
-    extra = spec.extra_pod_metadata
+    labels.update(component.inputs.labels or {})
+    extra = component.inputs.pod.extra_pod_metadata
     labels.update((extra.labels or {}) if extra is not None else {})
     return labels
 
 
-def grove_clique_annotations(spec: DynamoComponentDeploymentSharedSpec) -> Labels:
-    extra = spec.extra_pod_metadata
+def grove_clique_annotations(component: ComponentSpec) -> Labels:
+    """Annotations of a service's Grove cliques."""
+    extra = component.inputs.pod.extra_pod_metadata
     return {
-        **(spec.annotations or {}),
+        **(component.inputs.annotations or {}),
         **((extra.annotations or {}) if extra is not None else {}),
-        **model_annotations(spec),
+        **model_annotations(component),
     }

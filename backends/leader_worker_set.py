@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.v1alpha1 import DynamoComponentDeployment
 from backends import constants, labels
 from backends.context import PodContext
 from backends.deployment import object_metadata
+from backends.hub_component import HubComponent
 from backends.multinode import Role, node_count
 from backends.pod_spec import generate_pod_spec
 
@@ -18,15 +18,15 @@ __all__ = ["leader_worker_sets"]
 
 
 def leader_worker_sets(
-    dcd: DynamoComponentDeployment,
+    dcd: HubComponent,
     ctx: PodContext,
     *,
     service_account: str = "default",
 ) -> list[Json]:
     """For each replica i: LeaderWorkerSet `<dcd>-<i>` and, with Volcano, PodGroup `<dcd>-<i>`."""
-    base = str(dcd.metadata["name"])
-    nodes = node_count(dcd.spec)
-    replicas = 1 if dcd.spec.replicas is None else dcd.spec.replicas
+    base = dcd.name
+    nodes = node_count(dcd.model.spec)
+    replicas = 1 if dcd.model.spec.replicas is None else dcd.model.spec.replicas
     objects: list[Json] = []
     for index in range(replicas):
         name = f"{base}-{index}"
@@ -58,14 +58,14 @@ def leader_worker_sets(
 
 
 def _template(
-    dcd: DynamoComponentDeployment,
+    dcd: HubComponent,
     ctx: PodContext,
     role: Role,
     name: str,
     index: int,
     service_account: str,
 ) -> Json:
-    pod = generate_pod_spec(dcd.spec, role, ctx)
+    pod = generate_pod_spec(dcd.component, role, ctx)
     pod.setdefault("serviceAccountName", service_account)
     if ctx.settings.volcano_enabled:
         pod["schedulerName"] = "volcano"
@@ -86,10 +86,10 @@ def _template(
     return {"metadata": metadata, "spec": pod}
 
 
-def _pod_group(dcd: DynamoComponentDeployment, name: str, index: int, nodes: int) -> Json:
+def _pod_group(dcd: HubComponent, name: str, index: int, nodes: int) -> Json:
     meta: Json = {
         "name": name,
-        "namespace": dcd.metadata.get("namespace", ""),
+        "namespace": dcd.namespace,
         "labels": {**labels.dcd_object_labels(dcd), constants.LABEL_INSTANCE_ID: str(index)},
     }
     return {

@@ -13,8 +13,9 @@ import hashlib
 import json
 from typing import Any
 
-from api.v1alpha1 import DynamoComponentDeployment, DynamoGraphDeployment
-from backends import constants, labels
+from backends import constants
+from backends.hub_component import HubComponent
+from backends.hub_graph import HubGraph
 from backends.multinode import node_count
 from backends.settings import OperatorSettings
 
@@ -28,17 +29,17 @@ TRTLLM = "trtllm"
 DIGEST_LABEL = "nvidia.com/mpi-ssh-secret-digest"
 
 
-def mpi_services(dgd: DynamoGraphDeployment) -> list[str]:
+def mpi_services(graph: HubGraph) -> list[str]:
     """Services whose pods mount the MPI SSH Secret: TRT-LLM across several nodes."""
-    if dgd.spec.backend_framework != TRTLLM:
+    if graph.model.spec.backend_framework != TRTLLM:
         return []
-    return sorted(key for key, spec in (dgd.spec.services or {}).items() if node_count(spec) > 1)
+    return [name for name, spec in graph.components() if node_count(spec) > 1]
 
 
-def component_needs_mpi_secret(dcd: DynamoComponentDeployment) -> bool:
+def component_needs_mpi_secret(hub: HubComponent) -> bool:
     """A DCD of its own running TRT-LLM across nodes (a graph's DCDs get it from the graph)."""
-    return (dcd.spec.backend_framework == TRTLLM and node_count(dcd.spec) > 1
-            and not labels.graph_name_of(dcd))
+    spec = hub.model.spec
+    return spec.backend_framework == TRTLLM and node_count(spec) > 1 and not hub.graph_name()
 
 
 def source_namespace(settings: OperatorSettings, namespace: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
+from api import v1beta1
 from backends import naming
 
 __all__ = [
@@ -43,7 +43,7 @@ class Role:
         return self.nodes > 1
 
 
-def node_count(spec: DynamoComponentDeploymentSharedSpec) -> int:
+def node_count(spec: v1beta1.DynamoComponentDeploymentSharedSpec) -> int:
     """Nodes per replica: multinode.nodeCount (2 when the section is empty), else 1."""
     if spec.multinode is None:
         return 1
@@ -51,7 +51,7 @@ def node_count(spec: DynamoComponentDeploymentSharedSpec) -> int:
     return 2 if count is None else max(count, 1)
 
 
-def roles(name: str, spec: DynamoComponentDeploymentSharedSpec) -> list[Role]:
+def roles(name: str, spec: v1beta1.DynamoComponentDeploymentSharedSpec) -> list[Role]:
     """The roles of a component whose pods are named from `name`."""
     nodes = node_count(spec)
     if nodes > 1:

@@ -3,7 +3,9 @@ the backend's changes, then canonical ordering.
 
 Precedence of environment variables, lowest first: platform addresses (NATS, etcd...), the
 component-type defaults, `extraPodSpec.mainContainer.env`, the component's `envs` (which
-already include the graph's), then what the backend adds.
+already include the graph's), then what the backend adds. The component is a `ComponentSpec`:
+its pod fields are read as `v1alpha1` states them (`inputs.pod`), which is what decides those
+layers.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from api.kube import copy_json
-from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
 from backends import constants, frameworks, naming
 from backends.canonical import canonical_pod_spec
 from backends.component_defaults import default_container, default_pod_spec, infrastructure_env
+from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
 from backends.errors import GenerationError
 from backends.merge import merge_env, merge_keyed, merge_over
@@ -34,16 +36,12 @@ _KEYED = {"ports": ("name", "containerPort"), "volumeMounts": ("name", "mountPat
 _APPENDED = ("containers", "volumes", "imagePullSecrets")
 
 
-def main_container_of(spec: DynamoComponentDeploymentSharedSpec) -> Json:
+def main_container_of(spec: ComponentSpec) -> Json:
     """The user's `extraPodSpec.mainContainer` ({} when absent)."""
-    if spec.extra_pod_spec is None or spec.extra_pod_spec.main_container is None:
-        return {}
-    return spec.extra_pod_spec.main_container
+    return spec.main_container()
 
 
-def generate_pod_spec(
-    spec: DynamoComponentDeploymentSharedSpec, role: Role, ctx: PodContext
-) -> Json:
+def generate_pod_spec(spec: ComponentSpec, role: Role, ctx: PodContext) -> Json:
     """The pod spec of `role` pods of a component."""
     user = main_container_of(spec)
     _check_image(user.get("image"))
@@ -59,7 +57,7 @@ def generate_pod_spec(
         role=role,
         host_name=ctx.host_name,
         deployer=ctx.deployer,
-        resources=spec.resources,
+        resources=spec.inputs.pod.resources,
         cache_mount=_cache_mount(spec, backend),
         mpi_secret=ctx.settings.mpi_run_secret_name,
     )
@@ -79,7 +77,8 @@ def _check_image(image: object) -> None:
                               f"{type(image).__name__}")
 
 
-def _main_container(spec: DynamoComponentDeploymentSharedSpec, user: Json, ctx: PodContext) -> Json:
+def _main_container(spec: ComponentSpec, user: Json, ctx: PodContext) -> Json:
+    given_pod = spec.inputs.pod
     default = default_container(spec, ctx)
     overrides = {k: v for k, v in user.items() if k not in ("env", *_KEYED, *PROBES)}
     if user.get("command") and not user.get("args"):
@@ -91,8 +90,8 @@ def _main_container(spec: DynamoComponentDeploymentSharedSpec, user: Json, ctx: 
         if user.get(probe) is not None:
             container[probe] = copy_json(user[probe])
     for probe, given in (
-        ("livenessProbe", spec.liveness_probe),
-        ("readinessProbe", spec.readiness_probe),
+        ("livenessProbe", given_pod.liveness_probe),
+        ("readinessProbe", given_pod.readiness_probe),
     ):
         if given is not None:
             container[probe] = copy_json(given)
@@ -101,25 +100,23 @@ def _main_container(spec: DynamoComponentDeploymentSharedSpec, user: Json, ctx: 
         if merged:
             container[key] = merged
     container["env"] = merge_env(
-        infrastructure_env(ctx), default["env"], user.get("env") or [], spec.envs or []
+        infrastructure_env(ctx), default["env"], user.get("env") or [], given_pod.envs or []
     )
-    apply_resources(container, spec.resources)
-    if spec.env_from_secret:
+    apply_resources(container, given_pod.resources)
+    if given_pod.env_from_secret:
         container["envFrom"] = [
             *container.get("envFrom", []),
-            {"secretRef": {"name": spec.env_from_secret}},
+            {"secretRef": {"name": given_pod.env_from_secret}},
         ]
     return container
 
 
-def _add_volumes(
-    container: Json, spec: DynamoComponentDeploymentSharedSpec, backend: frameworks.Backend
-) -> list[Json]:
+def _add_volumes(container: Json, spec: ComponentSpec, backend: frameworks.Backend) -> list[Json]:
     """Mount the component's PVCs and shared memory; return the pod volumes they need."""
     volumes, mounts = pvc_volumes(
-        spec.volume_mounts or [], backend.name, backend.default_cache_mount
+        spec.inputs.pod.volume_mounts or [], backend.name, backend.default_cache_mount
     )
-    shm = shared_memory_volume(spec.shared_memory)
+    shm = shared_memory_volume(spec.inputs.shared_memory)
     if shm is not None:
         volumes.append(shm[0])
         mounts.append(shm[1])
@@ -128,19 +125,16 @@ def _add_volumes(
     return volumes
 
 
-def _cache_mount(
-    spec: DynamoComponentDeploymentSharedSpec, backend: frameworks.Backend
-) -> str | None:
-    for mount in spec.volume_mounts or []:
+def _cache_mount(spec: ComponentSpec, backend: frameworks.Backend) -> str | None:
+    for mount in spec.inputs.pod.volume_mounts or []:
         if mount.use_as_compilation_cache:
             return cache_mount_point(mount, backend.name, backend.default_cache_mount)
     return None
 
 
-def _pod(
-    spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext, main: Json, volumes: list[Json]
-) -> Json:
-    user: Json = spec.extra_pod_spec.pod_spec if spec.extra_pod_spec is not None else {}
+def _pod(spec: ComponentSpec, ctx: PodContext, main: Json, volumes: list[Json]) -> Json:
+    extra = spec.inputs.pod.extra_pod_spec
+    user: Json = extra.pod_spec if extra is not None else {}
     pod = merge_over(
         default_pod_spec(spec, ctx), {k: v for k, v in user.items() if k not in _APPENDED}
     )
@@ -176,10 +170,11 @@ def _pod(
 
 
 def _pull_secrets(
-    spec: DynamoComponentDeploymentSharedSpec, ctx: PodContext, main: Json, given: list[Json]
+    spec: ComponentSpec, ctx: PodContext, main: Json, given: list[Json]
 ) -> list[Json]:
     secrets = copy_json(given)
-    disabled = (spec.annotations or {}).get(constants.ANNOTATION_DISABLE_PULL_SECRET_DISCOVERY)
+    annotations = spec.inputs.annotations or {}
+    disabled = annotations.get(constants.ANNOTATION_DISABLE_PULL_SECRET_DISCOVERY)
     image = main.get("image")
     if disabled != "true" and image:
         names = {s.get("name") for s in secrets}

@@ -10,18 +10,21 @@ optional API they use (an EPP service's InferencePool included).
 `render_documents` takes a whole manifest file, as users keep them: the Dynamo kinds are
 rendered, our kinds that make nothing visible without a cluster are skipped with a note, and
 every other document (a Namespace, an HPA, a KEDA ScaledObject...) passes through unchanged.
+
+A manifest is validated as the operator validates it (the rules of `api/validation/`, on its
+`v1alpha1` form) and rendered from its hub form (`HubGraph`, `HubComponent`), as the operator
+renders what it stores. A graph's DCDs are shown in `v1alpha1`, the form users read them in.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from api.conversion import HUB, ConversionFailure
+from api.conversion import HUB, SPOKE, ConversionFailure, convert
 from api.conversion.views import read_as
-from api.convert import dump
 from api.errors import InvalidObject
 from api.load import load_valid
 from api.v1alpha1 import DynamoComponentDeployment, DynamoGraphDeployment
@@ -30,6 +33,8 @@ from backends.component_workload import component_objects
 from backends.constants import DYNAMO_API_VERSION
 from backends.errors import GenerationError
 from backends.graph_children import graph_children, uses_grove
+from backends.hub_component import hub_component
+from backends.hub_graph import HubGraph, hub_graph
 from backends.settings import OperatorSettings
 
 Json = dict[str, Any]
@@ -92,34 +97,38 @@ def render(
     settings = dataclasses.replace(settings or OperatorSettings(), inference_pool_enabled=True)
     kind = manifest.get("kind")
     data = copy.deepcopy(dict(manifest))
+    data.setdefault("metadata", {}).setdefault("namespace", "default")
+    written = copy.deepcopy(data)
+    written.setdefault("apiVersion", DYNAMO_API_VERSION)  # as the models default it
     if kind in _RENDERED and data.get("apiVersion") == HUB:
-        try:  # the builders take the v1alpha1 model
+        try:  # the rules are written against the v1alpha1 form
             data = read_as(data, DYNAMO_API_VERSION)
         except ConversionFailure as err:
             raise GenerationError(str(err)) from None
-    data.setdefault("metadata", {}).setdefault("namespace", "default")
     if kind == "DynamoGraphDeployment":
-        return _graph(_load(DynamoGraphDeployment, data), settings, pull_secrets)
+        _load(DynamoGraphDeployment, data)  # validated as the operator validates it
+        return _graph(_hub(hub_graph, written), settings, pull_secrets)
     if kind == "DynamoComponentDeployment":
-        dcd = _load(DynamoComponentDeployment, data)
-        return component_objects(dcd, settings, pull_secrets=pull_secrets)
+        _load(DynamoComponentDeployment, data)
+        return component_objects(_hub(hub_component, written), settings,
+                                 pull_secrets=pull_secrets)
     if kind in _NO_CHILDREN:
         return []
     raise GenerationError(f"cannot render kind {kind!r}")
 
 
 def _graph(
-    dgd: DynamoGraphDeployment,
+    hub: HubGraph,
     settings: OperatorSettings,
     pull_secrets: Mapping[str, Sequence[str]] | None,
 ) -> list[Json]:
-    desired = graph_children(dgd, settings, pull_secrets=pull_secrets)
+    desired = graph_children(hub, settings, pull_secrets=pull_secrets)
     objects = [o for o in desired.objects() if o["kind"] != "DynamoComponentDeployment"]
-    if uses_grove(dgd, settings):
+    if uses_grove(hub, settings):
         return objects
-    for dcd in component_deployments(dgd, settings):
-        objects.append(dump(dcd))
-        objects += component_objects(dcd, settings, pull_secrets=pull_secrets)
+    for dcd in component_deployments(hub, settings):
+        objects.append(convert(dcd, SPOKE))
+        objects += component_objects(hub_component(dcd), settings, pull_secrets=pull_secrets)
     # Services sharing a base model share its headless Service.
     return _unique(objects)
 
@@ -134,6 +143,15 @@ def _unique(objects: Iterable[Json]) -> list[Json]:
             seen.add(key)
             unique.append(obj)
     return unique
+
+
+def _hub(make: Callable[[Json], T], written: Json) -> T:
+    """The hub form of a manifest (`hub_graph`, `hub_component`); GenerationError for one that
+    does not convert, or whose saved fields do not read."""
+    try:
+        return make(written)
+    except ValueError as err:  # ConversionFailure, api.errors.ConversionError
+        raise GenerationError(str(err)) from None
 
 
 def _load(cls: type[T], data: Json) -> T:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
 from backends import constants, naming
+from backends.component_spec import ComponentSpec
 from backends.errors import GenerationError
 
 Json = dict[str, Any]
@@ -14,7 +14,7 @@ Json = dict[str, Any]
 __all__ = ["component_service", "component_service_port", "model_service"]
 
 
-def component_service_port(spec: DynamoComponentDeploymentSharedSpec) -> Json:
+def component_service_port(spec: ComponentSpec) -> Json:
     """The port a component serves: HTTP 8000 for frontends, the metrics port for planners,
     gRPC for endpoint pickers, and the system port 9090 for everything else."""
     name, port = _PORTS.get(
@@ -34,7 +34,7 @@ def component_service(
     name: str,
     namespace: str,
     service: str,
-    spec: DynamoComponentDeploymentSharedSpec,
+    spec: ComponentSpec,
     dynamo_namespace: str,
     *,
     object_labels: dict[str, str],

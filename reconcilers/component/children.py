@@ -12,9 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from api.v1alpha1 import DynamoComponentDeployment
 from backends.children import DesiredChildren
 from backends.component_workload import component_children, component_kinds
+from backends.hub_component import HubComponent
 from backends.settings import OperatorSettings
 from controller.cache import Cache
 from controller.resource import Resource
@@ -63,12 +63,12 @@ async def cluster_inputs(cache: Cache, namespace: str) -> ClusterInputs:
                          service_account=await component_service_account(cache, namespace))
 
 
-def desired_children(settings: OperatorSettings, dcd: DynamoComponentDeployment,
-                     inputs: ClusterInputs, *, mpi_secret: Json | None = None,
+def desired_children(settings: OperatorSettings, dcd: HubComponent, inputs: ClusterInputs, *,
+                     mpi_secret: Json | None = None,
                      epp_cluster_role: str = "") -> DesiredChildren:
-    """The DCD's desired set (`mpi_secret`: the MPI SSH Secret to copy into the namespace;
-    `epp_cluster_role`: the ClusterRole an EPP's account is bound to);
-    GenerationError for a spec the backends cannot render."""
+    """The DCD's desired set, from the DCD as the hub (`mpi_secret`: the MPI SSH
+    Secret to copy into the namespace; `epp_cluster_role`: the ClusterRole an EPP's account
+    is bound to); GenerationError for a spec the backends cannot render."""
     return component_children(
         dcd, settings, pull_secrets=inputs.pull_secrets,
         service_account=inputs.service_account,

@@ -33,9 +33,11 @@ from typing import Any
 import structlog
 
 from backends import constants
+from backends.context import discovery_backend_of
 from backends.settings import OperatorSettings
 from controller.events import EventRecorder
 from controller.http import HttpClient, HttpError
+from reconcilers.machinery.spec_views import inputs_of
 
 Json = dict[str, Any]
 log = structlog.get_logger("reconcilers.component.etcd_keys")
@@ -53,14 +55,20 @@ class EtcdUnavailable(ConnectionError):
 
 
 def keys_prefix(obj: Json, settings: OperatorSettings) -> str | None:
-    """The key prefix a DCD's deletion must clean, from its JSON (a terminating DCD need not
-    be valid any more): None with Kubernetes discovery or an empty name. The backend is the
-    DCD's `nvidia.com/dynamo-discovery-backend` annotation when present, else the
-    operator's, as `backends.context.discovery_backend` decides for a loaded spec."""
-    spec = obj.get("spec") or {}
-    annotations = spec.get("annotations") or {}
-    backend = annotations.get(constants.ANNOTATION_DISCOVERY_BACKEND, settings.discovery_backend)
-    namespace, service = spec.get("dynamoNamespace") or "", spec.get("serviceName") or ""
+    """The key prefix a DCD's deletion must clean, from the DCD as stored (or a test bed's
+    `v1alpha1` DCD): None with Kubernetes discovery or an empty name. The names are
+    `v1alpha1`'s dynamoNamespace and serviceName as given, and the backend is the DCD's own
+    `nvidia.com/dynamo-discovery-backend` annotation when present, else the operator's
+    (`backends.context.discovery_backend_of`): all render inputs. A terminating DCD need not
+    be valid any more: one whose saved fields do not read has no keys to clean."""
+    try:
+        inputs = next(iter(inputs_of(obj).components.values()), None)
+    except ValueError:
+        return None
+    if inputs is None:
+        return None
+    backend = discovery_backend_of(inputs.annotations, settings)
+    namespace, service = inputs.dynamo_namespace or "", inputs.service_name or ""
     if backend != constants.DISCOVERY_ETCD or not namespace or not service:
         return None
     return f"/{namespace}/components/{service}"

@@ -8,8 +8,8 @@ it):
    (`etcd_keys`; an etcd error keeps the finalizer and is retried), release the finalizer
    and stop; a terminating DCD never gets children created or updated.
 2. Invalid spec (conversion or api.validation): condition `Valid=False` naming the field as
-   the DCD is stored (`v1beta1`, `api.hub_errors`); the builders take the `v1alpha1` model of
-   its view (`hub.spec_view`, made once per change of the DCD);
+   the DCD is stored (`v1beta1`, `api.hub_errors`, through `spec_views.validated`); the
+   builders take the DCD as the hub (`spec_views.component_of`, made once per change of it);
    a Warning event when that is news, and stop *without* an error: retrying cannot help until
    the spec changes, and a spec change is a new event.
 3. The finalizer only where a cleanup exists (`needs_finalizer`: etcd discovery keys; with
@@ -35,14 +35,12 @@ from typing import Any, NamedTuple
 
 from api.conversion import HUB
 from api.errors import InvalidObject
-from api.hub_errors import load_valid_view
-from api.load import load_valid
 from api.v1alpha1 import DynamoComponentDeployment
-from api.validation import warnings
 from backends import constants
 from backends.children import DesiredChildren
-from backends.context import discovery_backend
+from backends.context import discovery_backend_of
 from backends.errors import GenerationError
+from backends.hub_component import HubComponent
 from backends.mpi_secret import component_needs_mpi_secret
 from backends.multinode import node_count
 from backends.settings import OperatorSettings
@@ -96,6 +94,7 @@ from reconcilers.machinery.resources import (
     SECRETS,
     SERVICES,
 )
+from reconcilers.machinery.spec_views import component_of, validated
 from reconcilers.machinery.status_pacer import StatusPacer
 from reconcilers.machinery.status_writer import write_status
 
@@ -169,14 +168,12 @@ class ComponentDeploymentReconciler:
             # keeps the finalizer and is retried with backoff. Kubernetes discovery needs no
             # cleanup; a finalizer an older version added to every DCD is released too.
             if has_finalizer(obj):
-                # The keys' names are v1alpha1 fields (dynamoNamespace): read from the view.
-                await etcd_keys.clean_up(self.ctx.http, self.ctx.settings, self.recorder,
-                                         hub.spec_view(obj))
+                await etcd_keys.clean_up(self.ctx.http, self.ctx.settings, self.recorder, obj)
             await release_finalizer(client, COMPONENT_DEPLOYMENTS, obj)
             return None
         status = copy.deepcopy(obj.get("status") or {})
         try:
-            dcd = _load(obj)
+            notes = "; ".join(str(w) for w in validated(DynamoComponentDeployment, obj))
         except InvalidObject as invalid:
             # Recorded, not retried: only a new spec can help, and a new spec is an event.
             message = f"Validation failed: {invalid}"
@@ -185,20 +182,21 @@ class ComponentDeploymentReconciler:
             return None
         # Warnings (an unknown componentType and the defaults it gets, deprecated fields) ride
         # on the Valid condition: visible, and written only when they change.
-        notes = "; ".join(str(w) for w in warnings(dcd))
         valid = Cond(VALID, True, "ValidationPassed",
                      f"{KIND} spec is valid" + (f"; warnings: {notes}" if notes else ""))
-        if needs_finalizer(dcd, self.ctx.settings):
+        stored = component_of(obj)
+        if needs_finalizer(stored, self.ctx.settings):
             obj = await ensure_finalizer(client, COMPONENT_DEPLOYMENTS, obj)
         try:
             namespace = str(obj["metadata"]["namespace"])
             # A DCD of its own brings the MPI SSH Secret its pods mount (a graph's, its graph).
             mpi_secret = await mpi_source(
                 self.ctx, namespace,
-                [dcd.spec.service_name or request.name] if component_needs_mpi_secret(dcd)
-                else [], availability.RECONCILE_FAILED)
+                [stored.service] if component_needs_mpi_secret(stored) else [],
+                availability.RECONCILE_FAILED)
             inputs = await cluster_inputs(cache, namespace)
-            desired = desired_children(self.ctx.settings, dcd, inputs, mpi_secret=mpi_secret,
+            desired = desired_children(self.ctx.settings, stored, inputs,
+                                       mpi_secret=mpi_secret,
                                        epp_cluster_role=self.ctx.epp_cluster_role_name)
             # The settings and the EPP role are the process's: the rest is the DCD's own.
             synced = await self.writer.sync(obj, desired, inputs=(inputs, mpi_secret))
@@ -226,7 +224,7 @@ class ComponentDeploymentReconciler:
                 # The server refuses what the spec renders to: retrying won't help.
                 raise TerminalError(str(err), reason=availability.RECONCILE_FAILED) from None
             raise
-        readiness, service = await self._readiness(obj, dcd, desired, synced)
+        readiness, service = await self._readiness(obj, stored, desired, synced)
         held = await self._finish(obj, status, [valid, _available(readiness)], set_service=True,
                                   service=service, pace=True)
         if synced.not_owned:
@@ -235,12 +233,12 @@ class ComponentDeploymentReconciler:
                                 retry_after=NOT_OWNED_RETRY)
         return Result(requeue_after=held) if held > 0 else None
 
-    async def _readiness(self, obj: Json, dcd: DynamoComponentDeployment,
+    async def _readiness(self, obj: Json, dcd: HubComponent,
                          desired: DesiredChildren, synced: Synced
                          ) -> tuple[Readiness, Json | None]:
         name, namespace = obj["metadata"]["name"], obj["metadata"]["namespace"]
         workloads = [c for c in desired.children if c.kind in _WORKLOAD_KINDS]
-        if node_count(dcd.spec) > 1:
+        if node_count(dcd.model.spec) > 1:
             names = [c.name for c in workloads]
             sets = [synced.get(c.kind, c.name) for c in workloads]
             readiness = lws_readiness(sets, names)
@@ -306,14 +304,6 @@ class ComponentDeploymentReconciler:
         return 0.0
 
 
-def _load(obj: Json) -> DynamoComponentDeployment:
-    """The model the builders take, from the DCD's `v1alpha1` view; InvalidObject naming
-    the fields as the DCD is stored (`v1beta1`)."""
-    if obj.get("apiVersion") != HUB:
-        return load_valid(DynamoComponentDeployment, obj)
-    return load_valid_view(DynamoComponentDeployment, obj, hub.spec_view(obj))
-
-
 def _only_progress(current: Json, status: Json) -> bool:
     """A DCD not yet available whose status moved only in messages and rollout counts (see
     machinery.progress); a failure's message is news and always written."""
@@ -343,13 +333,14 @@ def _is_intermediate(current: Json, status: Json) -> bool:
                                     for k in ("status", "reason", "message"))
 
 
-def needs_finalizer(dcd: DynamoComponentDeployment, settings: OperatorSettings) -> bool:
+def needs_finalizer(dcd: HubComponent, settings: OperatorSettings) -> bool:
     """Whether deleting the DCD has something to clean up (spec §1.1): its etcd keys under
-    `/<dynamoNamespace>/components/<serviceName>`, with the etcd discovery backend and both
-    names set. With Kubernetes discovery, owner references and garbage collection do it all."""
-    spec = dcd.spec
-    return (discovery_backend(spec, settings) == constants.DISCOVERY_ETCD
-            and bool(spec.dynamo_namespace) and bool(spec.service_name))
+    `/<dynamoNamespace>/components/<serviceName>` (both as `v1alpha1` gives them: render
+    inputs), with the etcd discovery backend and both names set. With Kubernetes discovery,
+    owner references and garbage collection do it all."""
+    inputs = dcd.inputs
+    return (discovery_backend_of(inputs.annotations, settings) == constants.DISCOVERY_ETCD
+            and bool(inputs.dynamo_namespace) and bool(inputs.service_name))
 
 
 def register(manager: Manager, ctx: OperatorContext) -> None:

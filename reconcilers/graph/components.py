@@ -10,19 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 from backends import naming
-from backends.constants import ANNOTATION_RESTART_AT
 from reconcilers.graph.path import WorkloadPath
-from reconcilers.graph.readiness import ServiceReadiness, component_readiness
-from reconcilers.machinery import hub
+from reconcilers.graph.readiness import ServiceReadiness, component_readiness, restart_token
 from reconcilers.machinery.children import Synced, is_owned_by
-from reconcilers.machinery.hub import VIEW_VERSION
 from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
 
 Json = dict[str, Any]
 
-# The DCDs are built in the view's version (reconcilers/machinery/hub.py) and cached as the
-# hub; the child writer's answers are keyed by the desired object's version.
-_DCD = (VIEW_VERSION, COMPONENT_DEPLOYMENTS.kind)
+# The DCDs are built, written and cached as the hub.
+_DCD = (COMPONENT_DEPLOYMENTS.api_version, COMPONENT_DEPLOYMENTS.kind)
 
 
 class ComponentPath(WorkloadPath):
@@ -44,7 +40,7 @@ class ComponentPath(WorkloadPath):
         for service in sorted(self.services):
             dcd = await self._get(service)
             if dcd is not None:
-                tokens[service] = _token(dcd)
+                tokens[service] = restart_token(dcd)
             readiness.append(await self._readiness(service, dcd))
         return tokens, readiness
 
@@ -66,9 +62,3 @@ class ComponentPath(WorkloadPath):
                                                       dcd["metadata"]["name"])
         return deployment if deployment is not None and is_owned_by(deployment, dcd) else None
 
-
-def _token(dcd: Json) -> str | None:
-    # The DCD's `annotations` are a v1alpha1 field: read from its view.
-    annotations = (hub.spec_view(dcd).get("spec") or {}).get("annotations") or {}
-    value = annotations.get(ANNOTATION_RESTART_AT)
-    return str(value) if value else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from api.v1alpha1 import DynamoGraphDeployment
+from backends.hub_graph import HubGraph
 from reconcilers.graph.readiness import ServiceReadiness
 from reconcilers.machinery.children import Synced
 from reconcilers.machinery.context import OperatorContext
@@ -16,12 +16,12 @@ class WorkloadPath:
     """The workloads of one graph, for one reconcile: one DCD per service (ComponentPath) or
     one Grove PodCliqueSet (GrovePath). Reads only; the child writer does the writing."""
 
-    def __init__(self, ctx: OperatorContext, live: Json, dgd: DynamoGraphDeployment) -> None:
+    def __init__(self, ctx: OperatorContext, live: Json, graph: HubGraph) -> None:
         self.ctx = ctx
         self.live = live
         self.namespace = str(live["metadata"]["namespace"])
         self.graph = str(live["metadata"]["name"])
-        self.services = dgd.spec.services or {}
+        self.services = dict(graph.components())
 
     async def observe(self) -> tuple[dict[str, str | None], list[ServiceReadiness]]:
         """Before anything is written: the restart token each existing workload carries,

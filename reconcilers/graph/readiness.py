@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from api.conversion import HUB
 from backends.constants import ANNOTATION_RESTART_AT
 from reconcilers.machinery.availability import NOT_READY_YET
 from reconcilers.machinery.conditions import get_condition
-from reconcilers.machinery.spec_views import spec_view
+from reconcilers.machinery.spec_views import inputs_of
 
 Json = dict[str, Any]
 
@@ -131,11 +132,21 @@ def _counts(replica_status: Json | None, desired: int) -> tuple[bool, bool, str]
     return True, False, ""
 
 
+def restart_token(dcd: Json) -> str | None:
+    """The restart token a DCD carries in its own `annotations` (a `v1alpha1` field: read
+    from its render inputs)."""
+    name = (dcd.get("spec") or {}).get("name")
+    if dcd.get("apiVersion") != HUB or not isinstance(name, str):
+        annotations = (dcd.get("spec") or {}).get("annotations") or {}
+    else:
+        annotations = inputs_of(dcd).component(name).annotations or {}
+    value = annotations.get(ANNOTATION_RESTART_AT)
+    return str(value) if value else None
+
+
 def _workload_current(dcd: Json, deployment: Json) -> bool:
     """The Deployment runs the DCD's restart token and has rolled out its latest template."""
-    # The DCD's `annotations` are a v1alpha1 field: read from its view.
-    token = ((spec_view(dcd).get("spec") or {}).get("annotations") or {}).get(
-        ANNOTATION_RESTART_AT)
+    token = restart_token(dcd)
     template = (((deployment.get("spec") or {}).get("template") or {}).get("metadata") or {})
     if token and (template.get("annotations") or {}).get(ANNOTATION_RESTART_AT) != token:
         return False

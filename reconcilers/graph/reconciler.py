@@ -7,8 +7,9 @@ A reconcile, computed from the cluster alone:
    finalizer an older operator version added, if any, and stop (garbage collection removes the
    children; nothing is created or updated for a terminating graph);
 2. invalid spec → state `failed`, Ready reason `ValidationFailed` naming the fields as the
-   graph is stored (`api.hub_errors`); no retry until the spec changes; the builders take the
-   `v1alpha1` model of the graph's view (`hub.spec_view`, made once per change of the graph);
+   graph is stored (`api.hub_errors`, through `spec_views.validated`); no retry until the spec
+   changes; the builders take the graph as the hub (`spec_views.graph_of`, made once per change
+   of the graph);
 3. no finalizer: a graph has nothing to clean up that owner references do not (spec §1.1);
 4. what runs now is observed (restart tokens, readiness) and the restart planned (restart);
 5. the whole desired set comes from one pure call (`backends.graph_children`: planner and EPP
@@ -34,14 +35,12 @@ from typing import Any
 
 import structlog
 
-from api.conversion import HUB
 from api.errors import InvalidObject
-from api.hub_errors import load_valid_view
-from api.load import load_valid
 from api.v1alpha1 import DynamoGraphDeployment
 from backends import constants
 from backends.errors import GenerationError
 from backends.graph_children import graph_children, pruned_kinds, uses_grove
+from backends.hub_graph import HubGraph
 from backends.mpi_secret import mpi_services
 from controller.errors import ApiError, Conflict, TerminalError, is_transient
 from controller.handlers import CREATE_IGNORED, STATUS_ONLY_IGNORED
@@ -82,6 +81,7 @@ from reconcilers.machinery.resources import (
     SECRETS,
     resource_for,
 )
+from reconcilers.machinery.spec_views import graph_of, validated
 from reconcilers.machinery.status_pacer import StatusPacer
 from reconcilers.machinery.status_writer import write_status
 
@@ -117,14 +117,14 @@ class GraphDeploymentReconciler:
             await release_finalizer(self.ctx.client, GRAPH_DEPLOYMENTS, live)
             return None
         try:
-            dgd = _load(live)
+            validated(DynamoGraphDeployment, live)
         except InvalidObject as invalid:
             verdict = failed(VALIDATION_FAILED, f"Validation failed: {invalid}")
             await self._finish(live, live, verdict, None, _restart_of(live))
             return None
         before = live
         try:
-            live, verdict, readiness, restart = await self._sync(live, dgd)
+            live, verdict, readiness, restart = await self._sync(live, graph_of(live))
         except TerminalError as problem:
             verdict = failed(RECONCILE_FAILED, problem.message)
             await self._finish(before, live, verdict, None, _restart_of(live))
@@ -140,26 +140,26 @@ class GraphDeploymentReconciler:
             raise
         return await self._finish(before, live, verdict, readiness, restart, pace=True)
 
-    async def _sync(self, live: Json, dgd: DynamoGraphDeployment
+    async def _sync(self, live: Json, graph: HubGraph
                     ) -> tuple[Json, Verdict, list[ServiceReadiness], Json | None]:
         """Write every child; the graph (as last written), its verdict, readiness and
         restart status. TerminalError for what the user has to fix."""
         ctx = self.ctx
-        services = dgd.spec.services or {}
-        kind = GrovePath if uses_grove(dgd, ctx.settings) else ComponentPath
-        path: WorkloadPath = kind(ctx, live, dgd)
+        services = [name for name, _ in graph.components()]
+        kind = GrovePath if uses_grove(graph, ctx.settings) else ComponentPath
+        path: WorkloadPath = kind(ctx, live, graph)
         tokens, observed = await path.observe()
         previous = _restart_of(live)
-        plan = plan_restart(dgd.spec.restart, previous, sorted(services), tokens,
+        plan = plan_restart(graph.model.spec.restart, previous, services, tokens,
                             {r.service for r in observed if r.ready})
         if plan.starts_new_request(previous):
             # Record the request before any child carries its id (see RestartPlan).
             live = await self._save_status(live, {**(live.get("status") or {}),
                                                    "restart": plan.status})
             path.live = live
-        mpi_secret = await mpi_source(ctx, path.namespace, mpi_services(dgd), RECONCILE_FAILED)
+        mpi_secret = await mpi_source(ctx, path.namespace, mpi_services(graph), RECONCILE_FAILED)
         try:
-            desired = graph_children(dgd, ctx.settings, tokens=plan.tokens,
+            desired = graph_children(graph, ctx.settings, tokens=plan.tokens,
                                      planner_cluster_role=ctx.planner_cluster_role_name,
                                      epp_cluster_role=ctx.epp_cluster_role_name,
                                      mpi_secret=mpi_secret)
@@ -170,7 +170,7 @@ class GraphDeploymentReconciler:
         if synced.missing:
             # A claim appearing wakes the graph (see _claim_mapper).
             raise TerminalError("; ".join(synced.missing), reason=RECONCILE_FAILED)
-        await report_orphaned_adapters(self.writer.recorder, live, dgd, synced)
+        await report_orphaned_adapters(self.writer.recorder, live, graph, synced)
         if synced.not_owned:
             # Deleting someone else's object wakes nobody: look again now and then.
             raise TerminalError(synced.not_owned_message("graph"), reason=RECONCILE_FAILED,
@@ -215,14 +215,6 @@ class GraphDeploymentReconciler:
         # and the reconcile reruns on fresh data.
         written = await write_status(self.ctx.client, GRAPH_DEPLOYMENTS, live, status)
         return live if written is None else written
-
-
-def _load(live: Json) -> DynamoGraphDeployment:
-    """The model the builders take, from the graph's `v1alpha1` view; InvalidObject naming
-    the fields as the graph is stored (`v1beta1`)."""
-    if live.get("apiVersion") != HUB:
-        return load_valid(DynamoGraphDeployment, live)
-    return load_valid_view(DynamoGraphDeployment, live, hub.spec_view(live))
 
 
 def _restart_of(live: Json) -> Json | None:

@@ -16,7 +16,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from api.v1alpha1 import Restart
+from api.v1beta1 import Restart
 
 Json = dict[str, Any]
 

@@ -12,10 +12,11 @@ its labels and annotations differ from ours. The drift markers are the original 
 annotations (`nvidia.com/last-applied-hash` and `nvidia.com/last-applied-generation`), so
 objects made by either operator are recognised by the other. Labels and annotations are merged
 with what others set on the child, and a key we set before and no longer want is removed
-(`applied_metadata`). A child of our kinds stored as the hub (a graph's DCD), built as its
-v1alpha1 view and live as the hub, is compared with the live one through the spec hash (the
-same in either version) and the metadata, and written as the hub (`hub.to_wire`), so an
-unchanged child is never rewritten.
+(`applied_metadata`). A child of our kinds (a graph's DCD) is built as the hub, as it is
+stored; its spec hash is the same in either version (`api.conversion.hash_basis`), and the
+conversion's payload annotations it carries are never compared nor recorded as keys we set,
+so a child written by an older operator (built as `v1alpha1`, written through a conversion)
+is found unchanged.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from controller.errors import AlreadyExists, ApiError, NotFound, TerminalError
 from controller.events import EventRecorder
 from controller.resource import Resource
 from controller.store import OWNER_UID_INDEX
-from reconcilers.machinery import applied_metadata, hub
+from reconcilers.machinery import applied_metadata
 from reconcilers.machinery.applied_metadata import APPLIED_KEYS_ANNOTATION
 from reconcilers.machinery.availability import RECONCILE_FAILED
 from reconcilers.machinery.resources import resource_for
@@ -368,10 +369,6 @@ class ChildWriter:
             return Applied(Outcome.NOT_OWNED, live)
         if not self._needs_update(live, desired, wanted_hash):
             return Applied(Outcome.UNCHANGED, live)
-        if desired.get("apiVersion") != live.get("apiVersion"):
-            # A child of ours built as the view, live as the hub: written in the hub's terms.
-            desired = hub.to_wire(resource, desired)
-            meta = desired["metadata"]
         updated = copy.deepcopy(live)
         for key, value in desired.items():
             if key not in _NOT_SPEC_FIELDS:
@@ -384,7 +381,7 @@ class ChildWriter:
         annotations[GENERATION_ANNOTATION] = str(int(umeta.get("generation", 0)) + 1)
         umeta["annotations"] = annotations
         result = await self._record_generation(
-            resource, await self.client.update(resource, hub.to_wire(resource, updated)))
+            resource, await self.client.update(resource, updated))
         await self._updated(parent, resource, name)
         return Applied(Outcome.UPDATED, result)
 
@@ -409,7 +406,7 @@ class ChildWriter:
         annotations = live["metadata"].get("annotations") or {}
         if annotations.get(HASH_ANNOTATION) != wanted_hash:
             return True
-        if applied_metadata.drifted(live["metadata"], desired["metadata"]):
+        if applied_metadata.drifted(live["metadata"], _compared(desired["metadata"])):
             return True
         generation = live["metadata"].get("generation")
         if generation is None:
@@ -433,7 +430,7 @@ class ChildWriter:
                                    desired["metadata"], _OWN_ANNOTATIONS),
                                HASH_ANNOTATION: wanted_hash, GENERATION_ANNOTATION: "1"}
         try:
-            created = await self.client.create(resource, hub.to_wire(resource, obj))
+            created = await self.client.create(resource, obj)
         except AlreadyExists:
             # The cache is behind a create of ours (or someone else's object appeared):
             # the next reconcile sees it and decides.
@@ -468,6 +465,17 @@ class ChildWriter:
         await self.recorder.normal(parent, f"Update{resource.kind}",
                                    f"Updated {resource.kind} {name}")
         log.info("child updated", kind=resource.kind, child=name)
+
+
+def _compared(meta: Json) -> Json:
+    """The desired metadata a live child is compared with: the conversion's payloads of a
+    child built as the hub left out. They follow from its spec (whose hash is compared), and
+    their bytes need not be those an older operator's conversion wrote."""
+    annotations = meta.get("annotations")
+    if not annotations or PAYLOAD_ANNOTATIONS.isdisjoint(annotations):
+        return meta
+    kept = {k: v for k, v in annotations.items() if k not in PAYLOAD_ANNOTATIONS}
+    return {**meta, "annotations": kept}
 
 
 def _namespace(obj: Json) -> str | None:

@@ -3,19 +3,13 @@
 The DGD, DCD and DGDR are stored, watched and written as `v1beta1`, the hub: the operator never
 needs its own conversion webhook to read or write its objects (a single replica restarting
 would otherwise wait on itself). The informers hold them as stored, and the reconcilers read
-them, and write their statuses, finalizers and patches, in the hub's terms. The builders still
-take the `v1alpha1` models; this module is where the two meet, and the only place that
-converts:
-
-- the builders get a graph's or a DCD's view from `spec_view`
-  (`reconcilers.machinery.spec_views`: one conversion per change of its spec or metadata),
-  and `view` gives the view of any object of ours (the DGDR reconciler reads a request
-  written as `v1alpha1` so);
-- what the builders make of our kinds (a child DCD, a generated graph) is converted to
-  `v1beta1` here when it is written (`to_wire`), after the child writer compared it with the
-  live object (by the version-independent spec hash and the metadata).
-
-Objects of the other kinds, and objects already in the wanted version, pass unchanged.
+them, and write their statuses, finalizers and patches, in the hub's terms; the builders of
+graphs and DCDs take them as the hub too (`backends.hub_graph`, `backends.hub_component`,
+made once per change by `reconcilers.machinery.spec_views`), and build child DCDs as the hub.
+What remains here is the DGDR reconciler's: `view` gives the `v1alpha1` view of an object of
+ours (a request written as `v1alpha1` is profiled through it), and `to_wire` the body to send
+for an object to a resource of ours. Objects of the other kinds, and objects already in the
+wanted version, pass unchanged.
 """
 
 from __future__ import annotations
@@ -25,7 +19,6 @@ from typing import Any
 from api.conversion import HUB, SPOKE, convert
 from controller.cache import Cache
 from controller.resource import Resource
-from reconcilers.machinery import spec_views
 from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
     DEPLOYMENT_REQUESTS,
@@ -34,10 +27,9 @@ from reconcilers.machinery.resources import (
 
 Json = dict[str, Any]
 
-__all__ = ["HUB_KINDS", "VIEW_VERSION", "is_hub", "require_views", "spec_view", "to_wire",
-           "view"]
+__all__ = ["HUB_KINDS", "VIEW_VERSION", "is_hub", "require_views", "to_wire", "view"]
 
-#: The version the builders read and build: the spoke.
+#: The version of a view: the spoke.
 VIEW_VERSION = SPOKE
 #: The kinds stored, watched and written as the hub.
 HUB_KINDS = frozenset(r.kind for r in (GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS,
@@ -63,12 +55,6 @@ def to_wire(resource: Resource, obj: Json) -> Json:
     if not is_hub(resource) or obj.get("apiVersion") == HUB:
         return obj
     return convert(obj, HUB)
-
-
-def spec_view(obj: Json) -> Json:
-    """The `v1alpha1` view of a graph or DCD held as the hub, without its status, for the
-    builders (`reconcilers.machinery.spec_views`); a view passes as it is."""
-    return spec_views.spec_view(obj)
 
 
 def require_views(cache: Cache, *resources: Resource) -> None:

@@ -54,12 +54,8 @@ _BY_KIND = {(r.api_version, r.kind): r for r in (
     DEPLOYMENTS, INGRESSES, ROLES, ROLE_BINDINGS, CONFIG_MAPS, JOBS, LEADER_WORKER_SETS,
     POD_CLIQUE_SETS, POD_CLIQUES, POD_CLIQUE_SCALING_GROUPS, VOLCANO_POD_GROUPS,
     VIRTUAL_SERVICES, INFERENCE_POOLS)}
-# The builders make children of our kinds in v1alpha1, the view; they are written as the hub.
-_BY_KIND.update({("nvidia.com/v1alpha1", r.kind): r
-                 for r in (GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS)})
 
 
 def resource_for(kind: tuple[str, str]) -> Resource:
-    """The resource of an (apiVersion, kind) the operator writes; KeyError for any other.
-    Our kinds stored as the hub are written as the hub whatever version names them."""
+    """The resource of an (apiVersion, kind) the operator writes; KeyError for any other."""
     return _BY_KIND[kind]

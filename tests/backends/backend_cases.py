@@ -10,15 +10,15 @@ from typing import Any
 
 import yaml
 
+from api.conversion import SPOKE, convert
 from api.convert import dump, load
-from api.v1alpha1 import (
-    DynamoComponentDeployment,
-    DynamoComponentDeploymentSharedSpec,
-    DynamoGraphDeployment,
-)
+from api.v1alpha1 import DynamoComponentDeployment, DynamoGraphDeployment
+from backends.children import DesiredChildren
 from backends.component_deployment import component_deployment
-from backends.component_workload import component_objects
+from backends.component_workload import component_children, component_objects
 from backends.context import PodContext
+from backends.hub_component import HubComponent, hub_component
+from backends.hub_graph import HubGraph, hub_graph
 from backends.multinode import GROVE, MultinodeDeployer, Role
 from backends.pod_spec import generate_pod_spec
 from backends.settings import OperatorSettings
@@ -53,6 +53,11 @@ def graph(
     return load(DynamoGraphDeployment, {"metadata": meta, "spec": spec})
 
 
+def hub_of(dgd: DynamoGraphDeployment) -> HubGraph:
+    """The graph as the builders moved to `v1beta1` take it (written in `v1alpha1`)."""
+    return hub_graph(dump(dgd))
+
+
 def component(
     spec: Json, *, name: str = "dcd", namespace: str = "team"
 ) -> DynamoComponentDeployment:
@@ -63,12 +68,42 @@ def component(
     )
 
 
+def hub_dcd(dcd: DynamoComponentDeployment) -> HubComponent:
+    """The DCD as the builders moved to `v1beta1` take it (written in `v1alpha1`)."""
+    return hub_component(dump(dcd))
+
+
+def dcd_children(dcd: DynamoComponentDeployment, settings: OperatorSettings,
+                 **options: Any) -> DesiredChildren:
+    """`component_children` of a DCD written in `v1alpha1` (taken to the hub)."""
+    return component_children(hub_dcd(dcd), settings, **options)
+
+
+def child(dgd: DynamoGraphDeployment, service: str,
+          settings: OperatorSettings = SETTINGS) -> Json:
+    """A service's DCD as the graph builds it (the hub, JSON)."""
+    return component_deployment(hub_of(dgd), service, settings)
+
+
+def child_view(dgd: DynamoGraphDeployment, service: str,
+               settings: OperatorSettings = SETTINGS) -> DynamoComponentDeployment:
+    """A service's DCD read as `v1alpha1` (its fields as users read them)."""
+    return load(DynamoComponentDeployment, convert(child(dgd, service, settings), SPOKE))
+
+
+def child_objects(dgd: DynamoGraphDeployment, service: str,
+                  settings: OperatorSettings = SETTINGS, **options: Any) -> list[Json]:
+    """What a service's DCD owns, rendered from the DCD as stored."""
+    return component_objects(hub_component(child(dgd, service, settings)), settings, **options)
+
+
 def dcd_path(
     dgd: DynamoGraphDeployment, service: str, settings: OperatorSettings = SETTINGS
 ) -> list[Json]:
-    """A service's DCD followed by everything that DCD owns."""
-    dcd = component_deployment(dgd, service, settings)
-    return [dump(dcd), *component_objects(dcd, settings, pull_secrets=PULL_SECRETS)]
+    """A service's DCD (shown in `v1alpha1`) followed by everything that DCD owns."""
+    dcd = child(dgd, service, settings)
+    return [convert(dcd, SPOKE),
+            *component_objects(hub_component(dcd), settings, pull_secrets=PULL_SECRETS)]
 
 
 class _Dumper(yaml.SafeDumper):
@@ -119,7 +154,9 @@ def pod(
     pull_secrets: dict[str, list[str]] | None = None,
 ) -> Json:
     """The pod spec of one role of a graph service `Svc` in graph `graph`, namespace `team`."""
-    spec = load(DynamoComponentDeploymentSharedSpec, copy.deepcopy(service))
+    spec = hub_component({"apiVersion": SPOKE, "kind": "DynamoComponentDeployment",
+                          "metadata": {"name": "svc", "namespace": "team"},
+                          "spec": copy.deepcopy(service)}).component
     ctx = PodContext(
         namespace="team",
         graph_name="graph",
@@ -132,7 +169,7 @@ def pod(
     )
     replicas = 1 if role != "worker" else nodes - 1
     name = {"main": "svc", "leader": "svc-ldr", "worker": "svc-wkr"}[role]
-    return generate_pod_spec(spec, Role(role, name, replicas, nodes), ctx)  # type: ignore[arg-type]
+    return generate_pod_spec(spec, Role(role, name, replicas, nodes), ctx)
 
 
 def main_of(pod_spec: Json) -> Json:

@@ -8,10 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from api.load import load_valid
-from api.v1alpha1 import DynamoGraphDeployment
 from backends.discovery_rbac import discovery_rbac_of, discovery_rules, label_value
 from backends.graph_objects import discovery_rbac
+from backends.hub_graph import HubGraph, hub_graph
 from controller.client import ClientConfig, KubeClient
 from controller.metrics import Metrics
 from controller.resource import Resource
@@ -29,8 +28,8 @@ ORIGINAL_RULES = [
 ]
 
 
-def _graph(name: str) -> DynamoGraphDeployment:
-    return load_valid(DynamoGraphDeployment, {
+def _graph(name: str) -> HubGraph:
+    return hub_graph({
         "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
         "metadata": {"name": name, "namespace": "ns"},
         "spec": {"services": {"Frontend": {"componentType": "frontend", "replicas": 1}}}})

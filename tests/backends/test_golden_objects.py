@@ -10,7 +10,16 @@ import dataclasses
 from typing import Any
 
 import pytest
-from backend_cases import GOLDEN, IMAGE, PULL_SECRETS, SETTINGS, check_golden, dcd_path, graph
+from backend_cases import (
+    GOLDEN,
+    IMAGE,
+    PULL_SECRETS,
+    SETTINGS,
+    check_golden,
+    dcd_path,
+    graph,
+    hub_of,
+)
 
 from backends.grove import grove_objects
 from backends.render import render
@@ -125,7 +134,7 @@ def test_dcd_path_objects_match_golden(case: str, overrides: bool) -> None:
 @pytest.mark.parametrize("case", list(MULTINODE))
 def test_grove_objects_match_golden(case: str) -> None:
     dgd = graph({"Svc": MULTINODE[case]}, backend=_backend(case))
-    check_golden(f"grove-{case}", grove_objects(dgd, SETTINGS, pull_secrets=PULL_SECRETS))
+    check_golden(f"grove-{case}", grove_objects(hub_of(dgd), SETTINGS, pull_secrets=PULL_SECRETS))
 
 
 def test_grove_disaggregated_graph_matches_golden() -> None:
@@ -148,7 +157,8 @@ def test_grove_disaggregated_graph_matches_golden() -> None:
         annotations={"nvidia.com/kai-scheduler-queue": " gpu-queue "},
         envs=[{"name": "HF_HOME", "value": "/cache"}],
     )
-    check_golden("grove-disagg-graph", grove_objects(dgd, settings, pull_secrets=PULL_SECRETS))
+    check_golden("grove-disagg-graph",
+                 grove_objects(hub_of(dgd), settings, pull_secrets=PULL_SECRETS))
 
 
 def test_render_of_a_graph_matches_golden() -> None:

@@ -9,17 +9,29 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from backend_cases import IMAGE, SETTINGS, component, graph, main_of
+from backend_cases import (
+    IMAGE,
+    SETTINGS,
+    child,
+    child_objects,
+    child_view,
+    component,
+    dcd_children,
+    graph,
+    hub_dcd,
+    hub_of,
+    main_of,
+)
 
 from api.convert import dump
 from api.v1alpha1 import IngressSpec, IngressTLSSpec
 from backends import naming
-from backends.component_deployment import component_deployment
 from backends.component_workload import component_children, component_objects
 from backends.deployment import deployment_strategy
 from backends.errors import GenerationError
 from backends.graph_objects import scaling_adapters
 from backends.grove import grove_objects, pod_clique_set
+from backends.hub_component import hub_component
 from backends.ingress import ingress, ingress_host, virtual_service
 from backends.multinode import Role, roles
 from backends.render import render
@@ -50,7 +62,7 @@ def test_dcd_name_labels_and_dynamo_namespace() -> None:
         resources=resources,
     )  # fmt: skip
     dgd = graph({"service1": service}, name="test-dynamographdeployment", namespace="default")
-    dcd = dump(component_deployment(dgd, "service1", SETTINGS))
+    dcd = dump(child_view(dgd, "service1", SETTINGS))
     assert dcd["metadata"] == {
         "name": "test-dynamographdeployment-service1",
         "namespace": "default",
@@ -70,10 +82,10 @@ def test_global_dynamo_namespace() -> None:
         name="test-dynamographdeployment",
         namespace="default",
     )
-    assert component_deployment(dgd, "service1", SETTINGS).spec.dynamo_namespace == "dynamo"
-    worker = component_deployment(dgd, "worker", SETTINGS)
+    assert child_view(dgd, "service1", SETTINGS).spec.dynamo_namespace == "dynamo"
+    worker = child_view(dgd, "worker", SETTINGS)
     assert worker.spec.dynamo_namespace == "default-test-dynamographdeployment"
-    clique = pod_clique_set(dgd, SETTINGS)["spec"]["template"]["cliques"][0]
+    clique = pod_clique_set(hub_of(dgd), SETTINGS)["spec"]["template"]["cliques"][0]
     assert clique["labels"]["nvidia.com/dynamo-namespace"] == "dynamo"
     env = {e["name"]: e.get("value") for e in main_of(clique["spec"]["podSpec"])["env"]}
     assert env["DYN_NAMESPACE"] == "dynamo"
@@ -91,12 +103,12 @@ def test_only_frontends_without_ingress_get_the_default_ingress() -> None:
          "worker": {"componentType": "worker"}},
         name="test-dynamographdeployment",
     )  # fmt: skip
-    assert component_deployment(dgd, "service1", settings).spec.ingress == IngressSpec(
+    assert child_view(dgd, "service1", settings).spec.ingress == IngressSpec(
         enabled=True, host="test-dynamographdeployment", ingress_controller_class_name="nginx"
     )
-    assert component_deployment(dgd, "own", settings).spec.ingress == IngressSpec(enabled=False)
-    assert component_deployment(dgd, "worker", settings).spec.ingress is None
-    assert component_deployment(dgd, "service1", SETTINGS).spec.ingress is None
+    assert child_view(dgd, "own", settings).spec.ingress == IngressSpec(enabled=False)
+    assert child_view(dgd, "worker", settings).spec.ingress is None
+    assert child_view(dgd, "service1", SETTINGS).spec.ingress is None
 
 
 def test_dcd_merges_graph_env_under_service_env_sorted() -> None:
@@ -104,7 +116,7 @@ def test_dcd_merges_graph_env_under_service_env_sorted() -> None:
         {"s": {"envs": [{"name": "B", "value": "svc"}, {"name": "A", "value": "svc"}]}},
         envs=[{"name": "B", "value": "graph"}, {"name": "C", "value": "graph"}],
     )
-    assert component_deployment(dgd, "s", SETTINGS).spec.envs == [
+    assert child_view(dgd, "s", SETTINGS).spec.envs == [
         {"name": "A", "value": "svc"},
         {"name": "B", "value": "svc"},
         {"name": "C", "value": "graph"},
@@ -118,7 +130,7 @@ def test_dcd_keeps_user_labels_and_inherits_graph_annotations() -> None:
         annotations={"nvidia.com/enable-metrics": "false",
                      "nvidia.com/dynamo-discovery-backend": "etcd", "other": "x"},
     )  # fmt: skip
-    dcd = component_deployment(dgd, "s", SETTINGS)
+    dcd = child_view(dgd, "s", SETTINGS)
     assert dcd.spec.labels == {
         "team": "a",
         "nvidia.com/dynamo-component": "s",
@@ -133,7 +145,7 @@ def test_dcd_keeps_user_labels_and_inherits_graph_annotations() -> None:
 
 def test_planner_dcd_is_forced_onto_the_planner_account() -> None:
     planner = {"componentType": "planner", "extraPodSpec": {"serviceAccountName": "mine"}}
-    dcd = component_deployment(graph({"p": planner}), "p", SETTINGS)
+    dcd = child_view(graph({"p": planner}), "p", SETTINGS)
     assert dcd.spec.extra_pod_spec is not None
     assert dcd.spec.extra_pod_spec.pod_spec["serviceAccountName"] == "planner-serviceaccount"
 
@@ -148,7 +160,7 @@ def test_legacy_deployment_config_env() -> None:
          "service2": {"componentType": "worker", "resources": resources}},
         envs=[{"name": "DYN_DEPLOYMENT_CONFIG", "value": json.dumps(config)}],
     )  # fmt: skip
-    first = dump(component_deployment(dgd, "service1", SETTINGS))["spec"]
+    first = dump(child_view(dgd, "service1", SETTINGS))["spec"]
     assert first["envs"] == [
         {
             "name": "DYN_DEPLOYMENT_CONFIG",
@@ -161,7 +173,7 @@ def test_legacy_deployment_config_env() -> None:
         "requests": {"cpu": "2", "memory": "2Gi", "gpu": "2", "custom": {}},
         "limits": {"cpu": "2", "memory": "2Gi", "gpu": "2"},
     }
-    second = dump(component_deployment(dgd, "service2", SETTINGS))["spec"]
+    second = dump(child_view(dgd, "service2", SETTINGS))["spec"]
     assert second["envs"][0]["value"] == json.dumps(config)
     assert second["resources"] == resources
 
@@ -169,13 +181,13 @@ def test_legacy_deployment_config_env() -> None:
 def test_legacy_deployment_config_workers_set_missing_replicas() -> None:
     config = {"s": {"ServiceArgs": {"workers": 4}}}
     dgd = graph({"s": {}}, envs=[{"name": "DYN_DEPLOYMENT_CONFIG", "value": json.dumps(config)}])
-    assert component_deployment(dgd, "s", SETTINGS).spec.replicas == 4
+    assert child_view(dgd, "s", SETTINGS).spec.replicas == 4
 
 
 def test_invalid_legacy_deployment_config_is_an_error() -> None:
     dgd = graph({"s": {}}, envs=[{"name": "DYN_DEPLOYMENT_CONFIG", "value": "{nope"}])
     with pytest.raises(GenerationError, match=r"^invalid DYN_DEPLOYMENT_CONFIG JSON: "):
-        component_deployment(dgd, "s", SETTINGS)
+        child_view(dgd, "s", SETTINGS)
 
 
 # --- Deployment ----------------------------------------------------------------------------
@@ -209,11 +221,9 @@ def test_unknown_deployment_strategy_is_an_error() -> None:
 
 
 def test_deployment_selects_its_pods_and_uses_the_fallback_account() -> None:
-    dcd = component_deployment(
-        graph({"W": {"componentType": "worker"}}), "W", replace(SETTINGS, discovery_backend="etcd")
-    )
-    deployment = component_objects(dcd, replace(SETTINGS, discovery_backend="etcd"),
-                                   service_account="labelled-sa")[0]  # fmt: skip
+    etcd = replace(SETTINGS, discovery_backend="etcd")
+    deployment = child_objects(graph({"W": {"componentType": "worker"}}), "W", etcd,
+                               service_account="labelled-sa")[0]
     template = deployment["spec"]["template"]
     assert deployment["spec"]["selector"] == {"matchLabels": {"nvidia.com/selector": "graph-w"}}
     assert template["metadata"]["labels"]["nvidia.com/selector"] == "graph-w"
@@ -223,8 +233,7 @@ def test_deployment_selects_its_pods_and_uses_the_fallback_account() -> None:
 def test_metrics_label_is_dropped_when_metrics_are_disabled() -> None:
     off = {"nvidia.com/enable-metrics": "false"}
     dgd = graph({"W": {"componentType": "worker"}}, annotations=off)
-    dcd = component_deployment(dgd, "W", SETTINGS)
-    labels = component_objects(dcd, SETTINGS)[0]["spec"]["template"]["metadata"]["labels"]
+    labels = child_objects(dgd, "W", SETTINGS)[0]["spec"]["template"]["metadata"]["labels"]
     assert "nvidia.com/metrics-enabled" not in labels
 
 
@@ -232,7 +241,7 @@ def test_standalone_dcd_gets_a_dynamo_namespace_of_its_own() -> None:
     dcd = component(
         {"componentType": "worker", "extraPodSpec": {"mainContainer": {"image": IMAGE}}}
     )
-    deployment, service = component_objects(dcd, SETTINGS)
+    deployment, service = component_objects(hub_dcd(dcd), SETTINGS)
     main = main_of(deployment["spec"]["template"]["spec"])
     env = {e["name"]: e.get("value") for e in main["env"]}
     assert env["DYN_NAMESPACE"] == "team-dcd"
@@ -241,7 +250,7 @@ def test_standalone_dcd_gets_a_dynamo_namespace_of_its_own() -> None:
     account = "dcd-k8s-service-discovery"
     assert deployment["spec"]["template"]["spec"]["serviceAccountName"] == account
     assert service["spec"]["selector"]["nvidia.com/dynamo-namespace"] == "team-dcd"
-    desired = component_children(dcd, SETTINGS)
+    desired = dcd_children(dcd, SETTINGS)
     assert {(c.obj["kind"], c.name) for c in desired.children} >= {
         ("ServiceAccount", account), ("Role", f"{account}-role"),
         ("RoleBinding", f"{account}-binding")}
@@ -249,8 +258,8 @@ def test_standalone_dcd_gets_a_dynamo_namespace_of_its_own() -> None:
 
 
 def test_a_graph_dcd_leaves_discovery_rbac_to_its_graph() -> None:
-    dcd = component_deployment(graph({"W": {"componentType": "worker"}}), "W", SETTINGS)
-    kinds = {c.obj["kind"] for c in component_children(dcd, SETTINGS).children}
+    dcd = child(graph({"W": {"componentType": "worker"}}), "W", SETTINGS)
+    kinds = {c.obj["kind"] for c in component_children(hub_component(dcd), SETTINGS).children}
     assert "ServiceAccount" not in kinds
 
 
@@ -272,7 +281,7 @@ def _multinode(nodes: int = 2, replicas: int | None = 2, **fields: Any) -> Json:
 
 def test_one_leader_worker_set_and_pod_group_per_replica() -> None:
     dgd = graph({"W": _multinode(replicas=2)})
-    objects = component_objects(component_deployment(dgd, "W", SETTINGS), SETTINGS)
+    objects = child_objects(dgd, "W", SETTINGS)
     assert _kinds(objects) == [
         ("PodGroup", "graph-w-0"), ("LeaderWorkerSet", "graph-w-0"),
         ("PodGroup", "graph-w-1"), ("LeaderWorkerSet", "graph-w-1"), ("Service", "graph-w"),
@@ -294,7 +303,7 @@ def test_one_leader_worker_set_and_pod_group_per_replica() -> None:
 def test_leader_worker_sets_without_volcano() -> None:
     settings = replace(SETTINGS, volcano_enabled=False)
     dgd = graph({"W": _multinode(replicas=1)})
-    objects = component_objects(component_deployment(dgd, "W", settings), settings)
+    objects = child_objects(dgd, "W", settings)
     assert _kinds(objects) == [("LeaderWorkerSet", "graph-w-0"), ("Service", "graph-w")]
     leader = objects[0]["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
     assert "schedulerName" not in leader["spec"]
@@ -305,7 +314,7 @@ def test_multinode_without_an_orchestrator_is_an_error() -> None:
     settings = replace(SETTINGS, lws_enabled=False)
     dgd = graph({"W": _multinode()})
     with pytest.raises(GenerationError) as err:
-        component_objects(component_deployment(dgd, "W", settings), settings)
+        child_objects(dgd, "W", settings)
     assert str(err.value) == "no multinode orchestrator available"
 
 
@@ -313,7 +322,7 @@ def test_multinode_without_an_orchestrator_is_an_error() -> None:
 def test_roles_of_single_and_multinode_components() -> None:
     # spec case 8 (nodeCount 0 and 1 are single-node).
     from api.convert import load
-    from api.v1alpha1 import DynamoComponentDeploymentSharedSpec as Shared
+    from api.v1beta1 import DynamoComponentDeploymentSharedSpec as Shared
 
     assert roles("test-service", load(Shared, {"replicas": 2})) == [
         Role("main", "test-service", 2, 1)
@@ -331,7 +340,7 @@ def test_grove_multinode_service_is_a_scaling_group_of_leader_and_worker_cliques
     dgd = graph(
         {"Worker": service}, name="test-dynamo-graph-deployment", namespace="test-namespace"
     )
-    template = pod_clique_set(dgd, SETTINGS)["spec"]["template"]
+    template = pod_clique_set(hub_of(dgd), SETTINGS)["spec"]["template"]
     assert template["podCliqueScalingGroups"] == [
         {"name": "worker", "cliqueNames": ["worker-ldr", "worker-wkr"], "replicas": 5,
          "minAvailable": 1}
@@ -348,7 +357,7 @@ def test_grove_multinode_service_is_a_scaling_group_of_leader_and_worker_cliques
 def test_grove_starts_trtllm_workers_before_their_leader() -> None:
     service = _multinode()
     service["extraPodSpec"]["mainContainer"]["command"] = ["python3", "-m", "dynamo.trtllm"]
-    template = pod_clique_set(graph({"W": service}), SETTINGS)["spec"]["template"]
+    template = pod_clique_set(hub_of(graph({"W": service})), SETTINGS)["spec"]["template"]
     assert template["cliqueStartupType"] == "CliqueStartupTypeExplicit"
     assert template["cliques"][0]["spec"]["startsAfter"] == ["w-wkr"]
     assert "startsAfter" not in template["cliques"][1]["spec"]
@@ -356,12 +365,12 @@ def test_grove_starts_trtllm_workers_before_their_leader() -> None:
 
 def test_grove_creates_services_for_frontends_or_all_under_discovery() -> None:
     dgd = graph({"Frontend": _frontend(), "W": {"componentType": "worker"}})
-    assert _kinds(grove_objects(dgd, SETTINGS)[1:]) == [
+    assert _kinds(grove_objects(hub_of(dgd), SETTINGS)[1:]) == [
         ("Service", "graph-frontend"),
         ("Service", "graph-w"),
     ]
     etcd = replace(SETTINGS, discovery_backend="etcd")
-    objects = grove_objects(dgd, etcd)
+    objects = grove_objects(hub_of(dgd), etcd)
     assert _kinds(objects[1:]) == [("Service", "graph-frontend")]
     assert "nvidia.com/dynamo-discovery-backend" not in objects[1]["metadata"]["labels"]
     assert objects[0]["spec"]["template"]["cliques"][0]["annotations"] == {
@@ -371,11 +380,12 @@ def test_grove_creates_services_for_frontends_or_all_under_discovery() -> None:
 
 def test_grove_termination_delay_and_kai_queue_default() -> None:
     settings = replace(SETTINGS, grove_termination_delay_seconds=3600, kai_scheduler_enabled=True)
-    template = pod_clique_set(graph({"F": _frontend()}), settings)["spec"]["template"]
+    template = pod_clique_set(hub_of(graph({"F": _frontend()})), settings)["spec"]["template"]
     assert template["terminationDelay"] == "1h0m0s"
     assert template["cliques"][0]["labels"]["kai.scheduler/queue"] == "dynamo"
     no_delay = replace(SETTINGS, grove_termination_delay_seconds=0)
-    no_delay_template = pod_clique_set(graph({"F": _frontend()}), no_delay)["spec"]["template"]
+    no_delay_template = pod_clique_set(hub_of(graph({"F": _frontend()})), no_delay)["spec"][
+        "template"]
     assert "terminationDelay" not in no_delay_template
 
 
@@ -440,8 +450,7 @@ def test_virtual_service_routes_the_host_through_the_gateway() -> None:
 def test_default_ingress_from_a_gateway_makes_a_virtual_service() -> None:
     settings = replace(SETTINGS, virtual_service_gateway="gw", ingress_host_suffix="example.com",
                        ingress_controller_tls_secret_name="tls")  # fmt: skip
-    dcd = component_deployment(graph({"F": _frontend()}), "F", settings)
-    objects = component_objects(dcd, settings)
+    objects = child_objects(graph({"F": _frontend()}), "F", settings)
     assert _kinds(objects) == [
         ("Deployment", "graph-f"), ("Service", "graph-f"), ("VirtualService", "graph-f"),
     ]  # fmt: skip
@@ -483,7 +492,7 @@ def test_one_headless_service_per_model() -> None:
 def test_scaling_adapters_only_for_services_that_opt_in() -> None:
     dgd = graph({"A": {"scalingAdapter": {"enabled": True}, "replicas": 3},
                  "B": {"scalingAdapter": {"enabled": False}}, "C": {}})  # fmt: skip
-    assert scaling_adapters(dgd) == [
+    assert scaling_adapters(hub_of(dgd)) == [
         {
             "apiVersion": "nvidia.com/v1alpha1",
             "kind": "DynamoGraphDeploymentScalingAdapter",

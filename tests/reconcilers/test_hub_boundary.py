@@ -1,6 +1,6 @@
-"""reconcilers.machinery.hub on plain objects: the view, what is sent, the spec view made
-once per change, the cache holding our kinds as stored; and managedFields read in both
-shapes."""
+"""reconcilers.machinery.hub on plain objects: the view, what is sent, validation made once
+per change (`spec_views.validated`), the cache holding our kinds as stored; and managedFields
+read in both shapes."""
 
 from __future__ import annotations
 
@@ -9,9 +9,12 @@ from typing import Any
 import pytest
 
 from api.conversion import convert
+from api.errors import InvalidObject
+from api.hub_errors import validate_stored
+from api.v1alpha1 import DynamoGraphDeployment
 from controller.cache import Cache
 from controller.managed_fields import owners_of
-from reconcilers.machinery import hub
+from reconcilers.machinery import hub, spec_views
 from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
     DEPLOYMENT_REQUESTS,
@@ -57,22 +60,30 @@ def component() -> Json:
             "spec": {"backendFramework": "vllm", "serviceName": "decode", "replicas": 2}}
 
 
-def test_the_spec_view_of_a_graph_is_made_once_per_change() -> None:
+def test_a_graph_is_validated_once_per_change(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[Json] = []
+
+    def counted(cls: type[Any], obj: Json) -> list[Any]:
+        calls.append(obj)
+        return validate_stored(cls, obj)
+
+    monkeypatch.setattr(spec_views, "validate_stored", counted)
     live = convert(graph(), "v1beta1")
     live["metadata"]["generation"] = 1
     live["status"] = {"state": "pending"}
-    view = hub.spec_view(live)
-    assert view["apiVersion"] == "nvidia.com/v1alpha1" and "status" not in view
-    assert view["spec"] == graph()["spec"]
+    assert spec_views.validated(DynamoGraphDeployment, live) == []
     # A status write (a new resourceVersion, the same spec) reuses it; a new spec does not.
     written = {**live, "metadata": {**live["metadata"], "resourceVersion": "8"},
                "status": {"state": "successful"}}
-    assert hub.spec_view(written) is view
+    assert spec_views.validated(DynamoGraphDeployment, written) == []
+    assert len(calls) == 1
     edited = convert(graph(), "v1beta1")
     edited["metadata"]["generation"] = 2
-    edited["spec"]["components"][1]["replicas"] = 3
-    assert hub.spec_view(edited)["spec"]["services"]["decode"]["replicas"] == 3
-    assert hub.spec_view(graph()) == graph()
+    edited["spec"]["components"][1]["replicas"] = -1
+    for _ in range(2):  # an invalid outcome is kept too, and raised each time
+        with pytest.raises(InvalidObject, match=r"spec\.components\[1\]\.replicas"):
+            spec_views.validated(DynamoGraphDeployment, edited)
+    assert len(calls) == 2
 
 
 def test_managed_fields_in_both_shapes() -> None:
