@@ -34,6 +34,8 @@ Json = dict[str, Any]
 __all__ = ["CallError", "WebhookClient"]
 
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
+#: Reviews as client-go writes them: compact, ASCII-escaped.
+_encoder = json.JSONEncoder(separators=(",", ":"))
 
 
 class CallError(Exception):
@@ -72,7 +74,7 @@ class WebhookClient:
         url = f"{target}?timeout={seconds}s"
         try:
             async with asyncio.timeout(seconds):
-                return await self._connections.post(url, json.dumps(payload).encode(),
+                return await self._connections.post(url, _encoder.encode(payload).encode(),
                                                     context, server_name)
         except TimeoutError:
             raise CallError(f'Post "{display}": context deadline exceeded') from None

@@ -14,7 +14,10 @@ An answer is kept for an object's content, kind, name, namespace, labels and ann
 its uid, resourceVersion, timestamps or managedFields: those are restored from the object
 anyway (kube-apiserver's restoreObjectMeta keeps all metadata but labels and annotations), so
 a replay that made a new uid, and the object as committed with its new resourceVersion, find
-the answer their content got.
+the answer their content got. The content's key (a sorted JSON encoding of the object) is only
+made when a lookup misses by identity: the replay of a read finds each stored object, the very
+dict the first pass sent (stored objects are never mutated), without encoding it, so a LIST of
+N objects in another version makes no key at all instead of 2N.
 """
 
 from __future__ import annotations
@@ -42,32 +45,44 @@ current: ContextVar[RequestConversions | None] = ContextVar("conversions", defau
 class ConversionPending(Exception):
     """A request needs objects converted by a webhook it has no answers for yet."""
 
-    def __init__(self, webhook: Json, objects: list[Json], desired: str,
-                 keys: list[str]) -> None:
+    def __init__(self, webhook: Json, objects: list[Json], desired: str) -> None:
         super().__init__(f"{len(objects)} objects to convert to {desired}")
         #: The CRD's `spec.conversion.webhook`.
         self.webhook = webhook
         self.objects = objects
         self.desired = desired
-        #: Each object's `answer_key`, as its lookup made it (for `RequestConversions.record`).
-        self.keys = keys
 
 
 @dataclass
 class RequestConversions:
     """One API request's conversion answers, kept across the replays of its work."""
 
+    #: Answers by `answer_key`, for the recorded objects whose key was needed.
     answers: dict[str, Json] = field(default_factory=dict)
+    #: (object, desired, answer) by the object's id; the object is held, so its id stays its.
+    _by_identity: dict[int, tuple[Json, str, Json]] = field(default_factory=dict)
+    #: Recorded in order, not yet in `answers` (keyed when a lookup first misses by identity).
+    _unkeyed: list[tuple[Json, str, Json]] = field(default_factory=list)
 
-    def record(self, key: str, converted: Json) -> None:
-        """Keep `converted` as the answer for the object of `key` (an `answer_key`)."""
-        self.answers[key] = converted
+    def record(self, obj: Json, desired: str, converted: Json) -> None:
+        """Keep `converted` as the answer for `obj` (and any object of its content) at
+        `desired`. `obj` must not change afterwards (a stored object never does)."""
+        self._by_identity[id(obj)] = (obj, desired, converted)
+        self._unkeyed.append((obj, desired, converted))
 
-    def lookup(self, obj: Json, desired: str) -> tuple[Json | None, str]:
-        """The answer for `obj` at `desired` (None when there is none yet), and its key."""
-        key = answer_key(obj, desired)
-        answer = self.answers.get(key)
-        return (None if answer is None else restore_meta(obj, answer)), key
+    def lookup(self, obj: Json, desired: str) -> Json | None:
+        """The answer for `obj` at `desired`, restored onto its metadata; None when there is
+        none yet."""
+        known = self._by_identity.get(id(obj))
+        if known is not None and known[0] is obj and known[1] == desired:
+            return restore_meta(obj, known[2])
+        if not self._by_identity:
+            return None  # nothing recorded: no content to compare with
+        for recorded, version, converted in self._unkeyed:
+            self.answers[answer_key(recorded, version)] = converted
+        self._unkeyed.clear()
+        answer = self.answers.get(answer_key(obj, desired))
+        return None if answer is None else restore_meta(obj, answer)
 
 
 def answer_key(obj: Json, desired: str) -> str:
@@ -112,9 +127,9 @@ def to_version(storage: Storage, rt: ResourceType, obj: Json, api_version: str) 
     webhook = webhook_of(storage, rt) if requests is not None else None
     if requests is None or webhook is None:
         return {**obj, "apiVersion": api_version}
-    converted, key = requests.lookup(obj, api_version)
+    converted = requests.lookup(obj, api_version)
     if converted is None:
-        raise ConversionPending(webhook, [obj], api_version, [key])
+        raise ConversionPending(webhook, [obj], api_version)
     return converted
 
 
@@ -124,7 +139,7 @@ def all_to_version(storage: Storage, rt: ResourceType, objs: list[Json],
     if current.get() is None or webhook_of(storage, rt) is None:  # the CRD is looked up once
         return [o if o.get("apiVersion") == api_version else {**o, "apiVersion": api_version}
                 for o in objs]
-    out, missing, keys = [], [], []
+    out, missing = [], []
     pending: ConversionPending | None = None
     for obj in objs:
         try:
@@ -132,9 +147,8 @@ def all_to_version(storage: Storage, rt: ResourceType, objs: list[Json],
         except ConversionPending as err:
             pending = err
             missing.append(obj)
-            keys += err.keys
     if pending is not None:
-        raise ConversionPending(pending.webhook, missing, api_version, keys)
+        raise ConversionPending(pending.webhook, missing, api_version)
     return out
 
 

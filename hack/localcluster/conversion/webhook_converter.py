@@ -84,8 +84,9 @@ class ConversionWebhooks:
         # One review at a time, in the objects' order, the first failure ending the request:
         # kube-apiserver converts each item as its storage decodes it, in a loop (a LIST read
         # from etcd: etcd3 store List -> appendListItem -> codec.Decode -> the webhook).
-        for obj, key in zip(pending.objects, pending.keys, strict=True):
-            requests.record(key, await self.convert(pending.webhook, obj, pending.desired))
+        for obj in pending.objects:
+            requests.record(obj, pending.desired,
+                            await self.convert(pending.webhook, obj, pending.desired))
 
     async def to_version(self, rt: ResourceType, obj: Json) -> Json:
         """`obj` at `rt`'s version through its CRD's webhook; `obj` itself when it is there
