@@ -23,7 +23,6 @@ import copy
 from typing import Any
 
 from api.conversion import HUB, SPOKE, ConversionFailure, convert
-from api.v1alpha1 import DynamoGraphDeploymentRequest
 from api.v1beta1.graph_deployment_request import DynamoGraphDeploymentRequest as HubRequest
 from backends import constants
 from backends.errors import GenerationError
@@ -32,26 +31,22 @@ from backends.profiling_job import LABEL_DGDR_NAME, LABEL_DGDR_NAMESPACE
 
 Json = dict[str, Any]
 
-__all__ = ["additional_config_maps", "deployment_object", "materialize", "target_namespace"]
+__all__ = ["additional_config_maps", "materialize", "target_namespace"]
 
 _MAIN = "main"
 
 
-def _origin(dgdr: DynamoGraphDeploymentRequest | HubRequest) -> dict[str, str]:
+def _origin(dgdr: HubRequest) -> dict[str, str]:
     return {LABEL_DGDR_NAME: str(dgdr.metadata["name"]),
             LABEL_DGDR_NAMESPACE: str(dgdr.metadata["namespace"]),
             constants.LABEL_MANAGED_BY: constants.MANAGED_BY}
 
 
-def target_namespace(dgdr: DynamoGraphDeploymentRequest | HubRequest) -> str:
-    if isinstance(dgdr, HubRequest):
-        namespace = _override_metadata(dgdr).get("namespace")
-        return namespace if isinstance(namespace, str) and namespace else str(
-            dgdr.metadata["namespace"])
-    overrides = dgdr.spec.deployment_overrides
-    if overrides is not None and overrides.namespace:
-        return overrides.namespace
-    return str(dgdr.metadata["namespace"])
+def target_namespace(dgdr: HubRequest) -> str:
+    """The override's namespace (`overrides.dgd.metadata.namespace`), else the request's."""
+    namespace = _override_metadata(dgdr).get("namespace")
+    return namespace if isinstance(namespace, str) and namespace else str(
+        dgdr.metadata["namespace"])
 
 
 def _override(dgdr: HubRequest) -> Json:
@@ -183,31 +178,7 @@ def _merge_spoke(spec: Json, override: Json) -> Json:
     return result
 
 
-def deployment_object(generated: Json, dgdr: DynamoGraphDeploymentRequest) -> Json:
-    """The graph to create from the generated one: name and namespace as overridden, the
-    request's labels added (the overrides' labels win), the annotations merged, the spec as
-    generated."""
-    overrides = dgdr.spec.deployment_overrides
-    meta = generated.get("metadata") or {}
-    name = (overrides.name if overrides is not None and overrides.name else None) or str(
-        meta.get("name") or dgdr.metadata["name"])
-    labels = {**(meta.get("labels") or {}), **_origin(dgdr),
-              **((overrides.labels or {}) if overrides is not None else {})}
-    annotations = {**(meta.get("annotations") or {}),
-                   **((overrides.annotations or {}) if overrides is not None else {})}
-    out: Json = {
-        "apiVersion": generated.get("apiVersion") or "nvidia.com/v1alpha1",
-        "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name, "namespace": target_namespace(dgdr), "labels": labels},
-        "spec": copy.deepcopy(generated.get("spec") or {}),
-    }
-    if annotations:
-        out["metadata"]["annotations"] = annotations
-    return out
-
-
-def additional_config_maps(resources: list[Json],
-                           dgdr: DynamoGraphDeploymentRequest | HubRequest) -> list[Json]:
+def additional_config_maps(resources: list[Json], dgdr: HubRequest) -> list[Json]:
     """The ConfigMaps among the extra documents, in the target namespace, with the request's
     labels; other kinds are not created."""
     out = []

@@ -1,5 +1,11 @@
-"""The profiling run of a DynamoGraphDeploymentRequest, as data: the profile config handed to
-the profiler, its Job `profile-<dgdr>`, and the identity the Job's pod runs as.
+"""The profiling run of a DynamoGraphDeploymentRequest written as v1alpha1 with a
+profilingConfig, as data: the profile config handed to the profiler, its Job `profile-<dgdr>`,
+and the identity the Job's pod runs as (shared with the intent's Job, `profiling_intent`).
+
+The request is read as stored, the hub: its `v1beta1` model (name, namespace, uid, model)
+and what only `v1alpha1` says (`api.conversion.request_inputs.RequestInputs`: the
+profilingConfig, enableGpuDiscovery, deploymentOverrides.workersImage, backend as `v1alpha1`
+reads it), each exactly as the request's `v1alpha1` view holds it.
 
 The pod has two containers: `profiler` runs the SLA profiler with the config inline, and
 `output-copier` waits for it and publishes its results as ConfigMap `dgdr-output-<dgdr>`,
@@ -14,7 +20,8 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-from api.v1alpha1 import DynamoGraphDeploymentRequest
+from api.conversion.request_inputs import RequestInputs
+from api.v1beta1.graph_deployment_request import DynamoGraphDeploymentRequest
 from backends import constants
 from backends.children import Child, DesiredChildren, Write
 from backends.errors import GenerationError
@@ -79,24 +86,23 @@ def _section(config: Json, key: str) -> Json:
     return value
 
 
-def profile_config(dgdr: DynamoGraphDeploymentRequest, namespace: str,
+def profile_config(dgdr: DynamoGraphDeploymentRequest, inputs: RequestInputs, namespace: str,
                    hardware: Json | None = None) -> Json:
     """The user's profile config with what the request decides filled in: deployment.model
     and engine.backend always, the namespace and output directory unless given, the workers
     image and base config when the request names them, and discovered `hardware` facts only
     where the user left them out. GenerationError for a section that is not an object."""
-    spec = dgdr.spec
-    profiling = spec.profiling_config
+    profiling = inputs.profiling_config
     config: Json = copy.deepcopy(dict(profiling.config or {})) if profiling else {}
     deployment = _section(config, "deployment")
     deployment.setdefault("namespace", namespace)
-    deployment["model"] = spec.model
-    overrides = spec.deployment_overrides
+    deployment["model"] = dgdr.spec.model
+    overrides = inputs.deployment_overrides
     if overrides is not None and overrides.workers_image:
         deployment["dgd_image"] = overrides.workers_image
     config.setdefault("output_dir", OUTPUT_DIR)
     engine = _section(config, "engine")
-    engine["backend"] = spec.backend
+    engine["backend"] = inputs.backend
     if profiling is not None and profiling.config_map_ref is not None:
         engine["config"] = f"{CONFIG_DIR}/{DEFAULT_CONFIG_KEY}"
     if hardware:
@@ -134,14 +140,13 @@ def copier_script(dgdr: str, namespace: str,
     ])
 
 
-def _pod_spec(dgdr: DynamoGraphDeploymentRequest, namespace: str, config_text: str,
-              uid: str) -> Json:
-    spec = dgdr.spec
-    profiling = spec.profiling_config
+def _pod_spec(dgdr: DynamoGraphDeploymentRequest, inputs: RequestInputs, namespace: str,
+              config_text: str, uid: str) -> Json:
+    profiling = inputs.profiling_config
     assert profiling is not None
     name = str(dgdr.metadata["name"])
     args = ["--profile-config", config_text]
-    if spec.enable_gpu_discovery:
+    if inputs.enable_gpu_discovery:
         args.append("--enable-gpu-discovery")
     env = [
         {"name": "HUGGING_FACE_HUB_TOKEN", "valueFrom": {"secretKeyRef": {
@@ -191,8 +196,8 @@ def _pod_spec(dgdr: DynamoGraphDeploymentRequest, namespace: str, config_text: s
     return pod
 
 
-def _job(dgdr: DynamoGraphDeploymentRequest, namespace: str, config: Json, config_text: str,
-         uid: str) -> Json:
+def _job(dgdr: DynamoGraphDeploymentRequest, inputs: RequestInputs, namespace: str,
+         config: Json, config_text: str, uid: str) -> Json:
     name = str(dgdr.metadata["name"])
     job_labels = labels(profiler_app(config), name)
     return {
@@ -201,7 +206,7 @@ def _job(dgdr: DynamoGraphDeploymentRequest, namespace: str, config: Json, confi
         "spec": {
             "backoffLimit": BACKOFF_LIMIT,
             "template": {"metadata": {"labels": dict(job_labels)},
-                         "spec": _pod_spec(dgdr, namespace, config_text, uid)},
+                         "spec": _pod_spec(dgdr, inputs, namespace, config_text, uid)},
         },
     }
 
@@ -237,14 +242,15 @@ def rbac(namespace: str, cluster_role: str) -> list[Child]:
     return children
 
 
-def profiling_children(dgdr: DynamoGraphDeploymentRequest, config: Json, config_text: str,
-                       *, cluster_role: str = "") -> DesiredChildren:
-    """The profiling identity and Job of a request. `config` is `profile_config`'s result and
+def profiling_children(dgdr: DynamoGraphDeploymentRequest, inputs: RequestInputs, config: Json,
+                       config_text: str, *, cluster_role: str = "") -> DesiredChildren:
+    """The profiling identity and Job of a request (profiled by the profilingConfig of
+    `inputs`, which it must have). `config` is `profile_config`'s result and
     `config_text` its YAML; `cluster_role` the profiling ClusterRole ("" for a Role of the
     namespace). The Job is created once: its pod template cannot change, and the request's
     spec is frozen while it runs."""
     namespace = str(dgdr.metadata["namespace"])
     uid = str(dgdr.metadata.get("uid", ""))
-    job = _job(dgdr, namespace, config, config_text, uid)
+    job = _job(dgdr, inputs, namespace, config, config_text, uid)
     return DesiredChildren(children=(*rbac(namespace, cluster_role),
                                      Child(job, Write.CREATE_ONLY)))

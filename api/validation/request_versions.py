@@ -65,16 +65,19 @@ def legacy_profiling(spoke: SpokeRequest) -> bool:
 
 
 def check_request(obj: Json, old: Json | None = None, *, namespace_restricted: bool = False,
-                  new: bool = True) -> RequestCheck:
+                  new: bool = True, written_as: str | None = None) -> RequestCheck:
     """Every error of a create (`old` None) or an update of a request in either version.
     `new=False`: the create rules of an object already admitted (the controller's check),
-    without those the original applies only when a request is created (its image's tag)."""
+    without those the original applies only when a request is created (its image's tag).
+    `written_as` (HUB or SPOKE): the version whose field names the errors use, when not
+    `obj`'s own (the controller reads a request stored as v1beta1 that was written as
+    v1alpha1)."""
     try:
         hub_json, spoke_json = convert(obj, HUB), convert(obj, SPOKE)
         old_hub = convert(old, HUB) if old is not None else None
     except ConversionFailure as err:
         return RequestCheck([FieldError("", str(err))], [])
-    written_as_hub = obj.get("apiVersion") == HUB
+    written_as_hub = (written_as or obj.get("apiVersion")) == HUB
     try:
         hub = load(HubRequest, _spec_only(hub_json))
         spoke = load(SpokeRequest, _spec_only(spoke_json))

@@ -1,6 +1,8 @@
 """Profiling a request written as v1alpha1 with a profilingConfig, as the controller always
-has: the profile config (with GPU discovery on request) handed to the profiler inline, read
-from the request's v1alpha1 view, which the conversion gives back from its payload.
+has: the profile config (with GPU discovery on request) handed to the profiler inline. The
+request is read as stored (its v1beta1 model) with what only v1alpha1 says
+(`api.conversion.request_inputs`: the profilingConfig, enableGpuDiscovery, deploymentOverrides),
+which the conversion keeps in its spec payload.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from typing import Any
 import structlog
 import yaml
 
-from api.v1alpha1 import DynamoGraphDeploymentRequest
+from api.conversion.request_inputs import RequestInputs
+from api.v1beta1.graph_deployment_request import DynamoGraphDeploymentRequest
 from backends import profiling_job as pj
 from backends.children import DesiredChildren
 from backends.gpu_discovery import hardware_from_nodes
@@ -34,16 +37,17 @@ class LegacyProfiling:
     def __init__(self, ctx: OperatorContext) -> None:
         self.ctx = ctx
 
-    async def problems(self, dgdr: DynamoGraphDeploymentRequest) -> list[str]:
+    async def problems(self, dgdr: DynamoGraphDeploymentRequest, inputs: RequestInputs
+                       ) -> list[str]:
         """What the cluster says is wrong with the request's profilingConfig."""
         problems = []
-        hardware = _given_hardware(dgdr)
+        hardware = _given_hardware(inputs)
         low, high = (hardware.get("min_num_gpus_per_engine"),
                      hardware.get("max_num_gpus_per_engine"))
         if isinstance(low, int) and isinstance(high, int) and low > high:
             problems.append(f"spec.profilingConfig.config.hardware: min_num_gpus_per_engine "
                             f"({low}) is greater than max_num_gpus_per_engine ({high})")
-        profiling = dgdr.spec.profiling_config
+        profiling = inputs.profiling_config
         ref = profiling.config_map_ref if profiling is not None else None
         if ref is not None:
             namespace = str(dgdr.metadata["namespace"])
@@ -57,27 +61,28 @@ class LegacyProfiling:
                 if key not in (cm.get("data") or {}) and key not in (cm.get("binaryData") or {}):
                     problems.append(f"key {key} not found in ConfigMap {ref.name}")
         if not problems:
-            _log_overwrites(dgdr)
+            _log_overwrites(dgdr, inputs)
         return problems
 
-    async def children(self, dgdr: DynamoGraphDeploymentRequest, cluster_role: str
-                       ) -> tuple[DesiredChildren, bool]:
+    async def children(self, dgdr: DynamoGraphDeploymentRequest, inputs: RequestInputs,
+                       cluster_role: str) -> tuple[DesiredChildren, bool]:
         """The profiling identity and Job, and whether AI Configurator profiles;
         GenerationError or NoGpus when the config cannot be made."""
         namespace = str(dgdr.metadata["namespace"])
-        config = pj.profile_config(dgdr, namespace, await self._hardware(dgdr))
-        desired = pj.profiling_children(dgdr, config, yaml.safe_dump(config, sort_keys=False),
+        config = pj.profile_config(dgdr, inputs, namespace, await self._hardware(inputs))
+        desired = pj.profiling_children(dgdr, inputs, config,
+                                        yaml.safe_dump(config, sort_keys=False),
                                         cluster_role=cluster_role)
         return desired, pj.profiler_app(config) == "aic-profiler"
 
-    async def _hardware(self, dgdr: DynamoGraphDeploymentRequest) -> Json | None:
+    async def _hardware(self, inputs: RequestInputs) -> Json | None:
         """GPU facts from the nodes when the request asks for discovery (cluster-wide only:
         validation refuses it for a namespace-restricted operator)."""
-        if not dgdr.spec.enable_gpu_discovery:
+        if not inputs.enable_gpu_discovery:
             return None
         nodes = (await self.ctx.client.list(NODES)).get("items") or []
         hardware = hardware_from_nodes(nodes)
-        given = _given_hardware(dgdr)
+        given = _given_hardware(inputs)
         engine_sizes = all(given.get(k) for k in ("min_num_gpus_per_engine",
                                                   "max_num_gpus_per_engine"))
         if hardware is None and not (given.get("num_gpus_per_node") or engine_sizes):
@@ -88,22 +93,22 @@ class LegacyProfiling:
         return hardware
 
 
-def _given_hardware(dgdr: DynamoGraphDeploymentRequest) -> Json:
+def _given_hardware(inputs: RequestInputs) -> Json:
     """The user's `hardware` section of the profile config ({} when absent)."""
-    profiling = dgdr.spec.profiling_config
+    profiling = inputs.profiling_config
     config = (profiling.config or {}) if profiling is not None else {}
     hardware = config.get("hardware")
     return hardware if isinstance(hardware, dict) else {}
 
 
-def _log_overwrites(dgdr: DynamoGraphDeploymentRequest) -> None:
+def _log_overwrites(dgdr: DynamoGraphDeploymentRequest, inputs: RequestInputs) -> None:
     """Values of the profile config that the request's own fields replace."""
-    profiling = dgdr.spec.profiling_config
+    profiling = inputs.profiling_config
     config = (profiling.config or {}) if profiling is not None else {}
     engine, deployment = config.get("engine"), config.get("deployment")
-    if isinstance(engine, dict) and engine.get("backend") not in (None, dgdr.spec.backend):
+    if isinstance(engine, dict) and engine.get("backend") not in (None, inputs.backend):
         log.info("profilingConfig.config.engine.backend will be overwritten by spec.backend",
-                 given=engine.get("backend"), backend=dgdr.spec.backend)
+                 given=engine.get("backend"), backend=inputs.backend)
     if isinstance(deployment, dict) and deployment.get("model") not in (None, dgdr.spec.model):
         log.info("profilingConfig.config.deployment.model will be overwritten by spec.model",
                  given=deployment.get("model"), model=dgdr.spec.model)

@@ -14,7 +14,8 @@ Failed is terminal; once profiling has started the spec is frozen (a changed gen
 earns a SpecChangeRejected warning), except that a request waiting in Ready may switch
 autoApply on. The profiling Job is built from the intent (`backends.profiling_intent`), or,
 for a request written as v1alpha1 with a profilingConfig, from that config as before
-(`backends.profiling_job`), read through the v1alpha1 view the conversion gives. The graph is
+(`backends.profiling_job`): the v1beta1 request and what only v1alpha1 says, read from its spec
+payload by `api.conversion.request_inputs` (no v1alpha1 view is made here). The graph is
 made by `backends.generated_graph.materialize`, stored in `status.profilingResults.
 selectedConfig` and created as v1beta1 without an owner (it outlives its request); its
 `dgdr.nvidia.com/*` labels lead its events back here.
@@ -28,11 +29,12 @@ from typing import Any
 
 import structlog
 
-from api.convert import load
+from api.conversion import SPOKE
+from api.conversion.request_inputs import RequestInputs, request_inputs
 from api.errors import ConversionError
-from api.v1alpha1 import DynamoGraphDeploymentRequest as SpokeRequest
 from api.v1beta1.graph_deployment_request import DynamoGraphDeploymentRequest as HubRequest
-from api.validation.request_versions import check_request, legacy_profiling
+from api.validation.request import profiles_by_config
+from api.validation.request_versions import check_request
 from backends import profiling_intent as intent
 from backends import profiling_job as pj
 from backends.children import DesiredChildren
@@ -103,9 +105,9 @@ _REFUSED = (400, 403, 422)
 
 class _Request:
     """One request as a reconcile reads it: the live v1beta1 object, its typed v1beta1 form
-    and, when it profiles by a v1alpha1 profilingConfig, its typed v1alpha1 view."""
+    and, when it profiles by a v1alpha1 profilingConfig, what only v1alpha1 says of it."""
 
-    def __init__(self, live: Json, dgdr: HubRequest, legacy: SpokeRequest | None) -> None:
+    def __init__(self, live: Json, dgdr: HubRequest, legacy: RequestInputs | None) -> None:
         self.live = live
         self.dgdr = dgdr
         self.legacy = legacy
@@ -141,21 +143,18 @@ class GraphDeploymentRequestReconciler:
             await release_finalizer(self.ctx.client, DEPLOYMENT_REQUESTS, live)
             return None
         if not has_finalizer(live):
-            live = hub.to_wire(DEPLOYMENT_REQUESTS, await ensure_finalizer(
-                self.ctx.client, DEPLOYMENT_REQUESTS, live))
+            live = await ensure_finalizer(self.ctx.client, DEPLOYMENT_REQUESTS, live)
         # A copy: the handlers refresh it after their own writes, and the cache's is shared.
         live = copy.deepcopy(live)
         status = live.get("status") or {}
         phase = str(status.get("phase") or INITIAL)
         if phase == FAILED:
             return None  # delete and recreate the request to try again
-        view = hub.view(live)
-        legacy = _legacy(view)
+        legacy = _legacy(live)
         # A request written as v1alpha1 (it has a profilingConfig) hears of its fields by
         # their v1alpha1 names.
-        checked = check_request(view if legacy else live,
-                                namespace_restricted=self.ctx.namespace is not None,
-                                new=phase == INITIAL)
+        checked = check_request(live, namespace_restricted=self.ctx.namespace is not None,
+                                new=phase == INITIAL, written_as=SPOKE if legacy else None)
         if checked.hub is None or checked.errors:
             await self._apply(live, invalid(live, "; ".join(str(e) for e in checked.errors)))
             return None
@@ -211,7 +210,7 @@ class GraphDeploymentRequestReconciler:
     async def _problems(self, req: _Request) -> list[str]:
         """What the user must fix before profiling can start, found by reading the cluster."""
         if req.legacy is not None:
-            return await self.legacy.problems(req.legacy)
+            return await self.legacy.problems(req.dgdr, req.legacy)
         problems = []
         cache = req.dgdr.spec.model_cache
         if cache is not None and cache.pvc_name:
@@ -256,7 +255,7 @@ class GraphDeploymentRequestReconciler:
         role = self.ctx.dgdr_profiling_cluster_role_name if self.ctx.namespace is None else ""
         try:
             if req.legacy is not None:
-                desired, aic = await self.legacy.children(req.legacy, role)
+                desired, aic = await self.legacy.children(req.dgdr, req.legacy, role)
             else:
                 spec = intent.effective_spec(req.dgdr, await self._hardware(req.dgdr))
                 desired, aic = intent.intent_profiling_children(
@@ -349,7 +348,7 @@ class GraphDeploymentRequestReconciler:
     def _output_key(self, req: _Request) -> str:
         if req.legacy is None:
             return intent.INTENT_OUTPUT_KEY
-        return pj.MOCKER_OUTPUT_KEY if req.legacy.spec.use_mocker else pj.OUTPUT_KEY
+        return pj.MOCKER_OUTPUT_KEY if req.legacy.use_mocker else pj.OUTPUT_KEY
 
     async def _generated(self, req: _Request, s: Step) -> Step:
         live = req.live
@@ -435,13 +434,13 @@ class GraphDeploymentRequestReconciler:
         return s
 
     async def _graph(self, req: _Request, name: str) -> Json | None:
-        """The graph's v1alpha1 view (its state), from the cache or the API server."""
+        """The graph as stored (the hub), from the cache or the API server."""
         namespace = target_namespace(req.dgdr)
         graph = await self.ctx.cache.get_or_none(GRAPH_DEPLOYMENTS, namespace, name)
         if graph is None:
             # The cache may be behind our own create: only the API server can say "deleted".
             try:
-                graph = hub.view(await self.ctx.client.get(GRAPH_DEPLOYMENTS, namespace, name))
+                graph = await self.ctx.client.get(GRAPH_DEPLOYMENTS, namespace, name)
             except NotFound:
                 return None
         return graph
@@ -473,14 +472,16 @@ class GraphDeploymentRequestReconciler:
         return s
 
 
-def _legacy(view: Json) -> SpokeRequest | None:
-    """The typed v1alpha1 view of a request that profiles by its profilingConfig (None for
-    one profiled from its intent)."""
+def _legacy(live: Json) -> RequestInputs | None:
+    """What only v1alpha1 says of a request that profiles by its profilingConfig (None for
+    one profiled from its intent, and for one whose v1alpha1 form does not load, which its
+    check then reports)."""
     try:
-        spoke = load(SpokeRequest, {k: v for k, v in view.items() if k != "status"})
+        inputs = request_inputs(live)
     except ConversionError:
         return None
-    return spoke if legacy_profiling(spoke) else None
+    config = inputs.profiling_config
+    return inputs if config is not None and profiles_by_config(config) else None
 
 
 def _rejected_change(req: _Request, phase: str) -> bool:
@@ -504,14 +505,13 @@ def _graph_state(graph: Json) -> str:
 
 
 def _deployment_info(graph: Json) -> Json:
-    """Replicas summed over the graph's components (the cache holds graphs as stored, the
-    hub: `status.components`; a v1alpha1 view's `status.services`)."""
-    status = graph.get("status") or {}
-    services = status.get("components") or status.get("services") or {}
-    if not isinstance(services, dict) or not services:
+    """Replicas summed over the graph's components (`status.components`: graphs are read as
+    stored, the hub)."""
+    components = (graph.get("status") or {}).get("components") or {}
+    if not isinstance(components, dict) or not components:
         return {}
-    replicas = sum(int((s or {}).get("replicas") or 0) for s in services.values())
-    available = sum(int((s or {}).get("availableReplicas") or 0) for s in services.values())
+    replicas = sum(int((c or {}).get("replicas") or 0) for c in components.values())
+    available = sum(int((c or {}).get("availableReplicas") or 0) for c in components.values())
     return {"replicas": replicas, "availableReplicas": available}
 
 
@@ -526,7 +526,7 @@ def _by_request_labels(obj: Json) -> list[Request]:
 
 def register(manager: Manager, ctx: OperatorContext) -> None:
     """Add the DynamoGraphDeploymentRequest controller to a manager."""
-    hub.require_views(manager.cache, GRAPH_DEPLOYMENTS)
+    hub.require_views(manager.cache, DEPLOYMENT_REQUESTS, GRAPH_DEPLOYMENTS)
     manager.add_controller(DEPLOYMENT_REQUESTS.kind,
                            GraphDeploymentRequestReconciler(ctx).reconcile,
                            for_=DEPLOYMENT_REQUESTS, owns=[JOBS],

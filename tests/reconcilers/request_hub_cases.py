@@ -129,10 +129,9 @@ def drawn_cases(count: int) -> dict[str, Json]:
     from hypothesis import strategies as st
     from hypothesis.errors import NonInteractiveExampleWarning
 
-    sys.path.insert(0, str(ROOT / "tests" / "api"))
-    from model_strategies import objects
-
+    sys.path.insert(0, str(ROOT))
     from api.convert import dump
+    from tests.api.model_strategies import objects
 
     def drawn(version: str) -> Json:
         obj = dump(objects(version, KIND).example())
@@ -170,22 +169,23 @@ def outcome(stored: Json) -> Json:
     Validation status' message, each setting), whether it profiles by its profilingConfig,
     and then what that path reads and builds (the profile config and the Job and identity,
     with and without discovered hardware, under each role; the output key, the AIC event).
-    Recorded by the view's path (the request's `v1alpha1` view)."""
+    The baseline was recorded by the view's path (the request's `v1alpha1` view, commit
+    7dbcb87); this is the hub's (the `v1beta1` request and its `request_inputs`)."""
+    from api.convert import load
+    from api.v1beta1.graph_deployment_request import DynamoGraphDeploymentRequest
     from api.validation.request_versions import check_request
     from backends import profiling_intent as intent
     from backends import profiling_job as pj
     from backends.errors import GenerationError
-    from reconcilers.machinery import hub
     from reconcilers.request import legacy as legacy_module
     from reconcilers.request.reconciler import _legacy
 
-    view = hub.view(stored)
-    legacy = _legacy(view)
+    legacy = _legacy(stored)
     checks = {}
     for restricted in (False, True):
         for new in (False, True):
-            checked = check_request(view if legacy else stored,
-                                    namespace_restricted=restricted, new=new)
+            checked = check_request(stored, namespace_restricted=restricted, new=new,
+                                    written_as=SPOKE if legacy else None)
             checks[f"restricted={restricted},new={new}"] = {
                 "loaded": checked.hub is not None,
                 "message": "; ".join(str(e) for e in checked.errors)}
@@ -193,18 +193,21 @@ def outcome(stored: Json) -> Json:
     if legacy is None:
         out["output_key"] = intent.INTENT_OUTPUT_KEY
         return out
-    profiling = legacy.spec.profiling_config
+    dgdr = load(DynamoGraphDeploymentRequest, {k: v for k, v in stored.items()
+                                                if k != "status"})
+    profiling = legacy.profiling_config
     ref = profiling.config_map_ref if profiling is not None else None
     out.update(
-        output_key=pj.MOCKER_OUTPUT_KEY if legacy.spec.use_mocker else pj.OUTPUT_KEY,
+        output_key=pj.MOCKER_OUTPUT_KEY if legacy.use_mocker else pj.OUTPUT_KEY,
         given_hardware=legacy_module._given_hardware(legacy),
-        discovery=bool(legacy.spec.enable_gpu_discovery),
+        discovery=bool(legacy.enable_gpu_discovery),
         config_map=[ref.name, ref.key or pj.DEFAULT_CONFIG_KEY] if ref is not None else None)
     built: Json = {}
     for hardware in (None, DISCOVERED):
         key = "discovered" if hardware else "none"
         try:
-            config = pj.profile_config(legacy, str(stored["metadata"]["namespace"]), hardware)
+            config = pj.profile_config(dgdr, legacy, str(stored["metadata"]["namespace"]),
+                                       hardware)
         except GenerationError as error:
             built[key] = {"error": str(error)}
             continue
@@ -212,7 +215,7 @@ def outcome(stored: Json) -> Json:
         entry: Json = {"config": digest(config), "text": digest(text),
                        "aic": pj.profiler_app(config) == "aic-profiler"}
         for role in ROLES:
-            desired = pj.profiling_children(legacy, config, text, cluster_role=role)
+            desired = pj.profiling_children(dgdr, legacy, config, text, cluster_role=role)
             entry[f"role={role}"] = [
                 [c.obj["kind"], c.write.name, list(c.immutable), digest(c.obj)]
                 for c in desired.children]
