@@ -1,6 +1,6 @@
-"""reconcilers.machinery.hub on plain objects: the view, what is sent, validation made once
-per change (`spec_views.validated`), the cache holding our kinds as stored; and managedFields
-read in both shapes."""
+"""reconcilers.machinery.hub on plain objects: validation made once per change
+(`spec_views.validated`), the cache holding our kinds as stored; and managedFields read in
+both shapes."""
 
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
     DEPLOYMENT_REQUESTS,
     GRAPH_DEPLOYMENTS,
-    PODS,
 )
 from reconcilers.operator import registry
 
@@ -34,22 +33,13 @@ def graph() -> Json:
                 "decode": {"componentType": "worker", "replicas": 2}}}}
 
 
-def test_the_view_and_what_is_sent() -> None:
-    live = convert(graph(), "v1beta1")
-    view = hub.view(live)
-    assert view["apiVersion"] == "nvidia.com/v1alpha1"
-    assert view["spec"] == graph()["spec"]
-    assert hub.to_wire(GRAPH_DEPLOYMENTS, view) == live
-    assert hub.to_wire(GRAPH_DEPLOYMENTS, live) is live
-    # Other kinds pass as they are.
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
-    assert hub.to_wire(PODS, pod) is pod and hub.view(pod) is pod
-
-
 def test_the_cache_holds_our_kinds_as_stored() -> None:
     cache = Cache(None, by_object=registry.cache_transforms())  # type: ignore[arg-type]
     hub.require_views(cache, GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS, DEPLOYMENT_REQUESTS)
-    viewing = Cache(None, by_object={GRAPH_DEPLOYMENTS: hub.view})  # type: ignore[arg-type]
+    def as_view(obj: Json) -> Json:
+        return convert(obj, "v1alpha1")
+
+    viewing = Cache(None, by_object={GRAPH_DEPLOYMENTS: as_view})  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="as stored"):
         hub.require_views(viewing, GRAPH_DEPLOYMENTS)
 
