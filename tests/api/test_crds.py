@@ -243,6 +243,7 @@ def test_only_the_scaling_adapter_has_a_scale_subresource(version: str) -> None:
                 ("State", ".status.state", "string", 1),
                 ("Reason", '.status.conditions[?(@.type=="Ready")].reason', "string", 1),
                 ("Restart", ".status.restart.phase", "string", 1),
+                ("GPUs", ".status.gpus.requested", "integer", 1),
             ],
         ),
         (
@@ -313,6 +314,7 @@ _READY = '.status.conditions[?(@.type=="Ready")]'
                 ("State", ".status.state", "string", 1),
                 ("Reason", _READY + ".reason", "string", 1),
                 ("Restart", ".status.restart.phase", "string", 1),
+                ("GPUs", ".status.gpus.requested", "integer", 1),
             ],
         ),
         (
