@@ -124,7 +124,7 @@ async def test_lists_and_watches_in_both_versions(
         assert [i["apiVersion"] for i in listed["items"]] == [f"nvidia.com/{version}"]
     table = await env.k("get", BETA, "-o", "wide")
     assert table.splitlines()[0].split() == [
-        "NAME", "READY", "BACKEND", "AGE", "STATE", "REASON", "RESTART"]
+        "NAME", "READY", "BACKEND", "AGE", "STATE", "REASON", "RESTART", "GPUS"]
     async with watched_column(env, BETA, ".metadata.labels.stage") as beta_seen, \
             watched_column(env, ALPHA, ".metadata.labels.stage") as alpha_seen:
         await env.k("label", f"{ALPHA}/{NAME}", "stage=one")
