@@ -142,6 +142,10 @@ class ControlPlane:
         config["contexts"][0]["context"]["user"] = "token"
         return write_kubeconfig(path, config)
 
+    def pid(self, name: str) -> int:
+        """The process id of a running component ("etcd", "kube-apiserver", ...)."""
+        return next(c.process.pid for c in self._children if c.name == name)
+
     def exited(self) -> list[str]:
         """The components that have exited since they were started."""
         return [c.name for c in self._children if c.process.poll() is not None]

@@ -18,7 +18,9 @@ full garbage collection of it costs a LIST a tenth of a second or more, so by de
 holds is frozen out of the collector's reach before the lists and full collections wait until
 they end (`--server-gc freeze`, as `hack.bench.latency` does; the full collections during the
 lists are counted either way). The goal from issue #26: the v1alpha1 LIST of 1,000 graphs
-under 1 s. The last line printed is one JSON object with the figures.
+under 1 s. The last line printed is one JSON object with the figures. With `--cluster real`
+the same run goes against the real kube-apiserver 1.20 of `hack.realcluster` instead
+(`hack.bench.conversion.real`; its figures carry `"cluster": "real-1.20"`, these `"local"`).
 
 It fails when a figure is impossible: a list that misses graphs or answers another version,
 a v1alpha1 list that did not call the webhook once per graph, a v1beta1 list that called it,
@@ -39,53 +41,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from api.conversion import convert
 from controller.client import ClientConfig, KubeClient
-from controller.resource import Resource
 from hack.bench import calibration
 from hack.bench.checks import ImpossibleFigures, check, report_and_exit_code
-from hack.bench.conversion.webhook_operator import NAMESPACE as OPERATOR_NAMESPACE
+from hack.bench.conversion import real
+from hack.bench.conversion.listing import (
+    ALPHA,
+    BETA,
+    GOAL_GRAPHS,
+    GOAL_SECONDS,
+    percentile,
+    point_at,
+    pure_conversions,
+    seed,
+    served,
+    timed_list,
+    wrong,
+)
 from hack.bench.conversion.webhook_operator import FloorWebhook, WebhookOperator
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import running_cluster
-from hack.our_crds import CRD_DIR, with_conversion
 
 Json = dict[str, Any]
-ROOT = Path(__file__).resolve().parents[3]
-CRD_NAME = "dynamographdeployments.nvidia.com"
-EXAMPLE = ROOT / "deploy" / "examples" / "v1beta1" / "vllm-agg.yaml"
-CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
-                "CustomResourceDefinition", namespaced=False)
-NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
-ALPHA = Resource("nvidia.com", "v1alpha1", "dynamographdeployments", "DynamoGraphDeployment")
-BETA = Resource("nvidia.com", "v1beta1", "dynamographdeployments", "DynamoGraphDeployment")
-NAMESPACE = "default"
-GOAL_SECONDS, GOAL_GRAPHS = 1.0, 1000
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else 0.0
-
-
-async def served(kube: KubeClient, resource: Resource) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            await kube.list(resource, NAMESPACE, limit=1)
-            return
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(0.1)
-
-
-async def timed_list(kube: KubeClient, resource: Resource) -> tuple[float, list[Json]]:
-    started = time.perf_counter()
-    listing = await kube.list(resource, NAMESPACE)
-    return time.perf_counter() - started, listing["items"]
 
 
 class FullCollections:
@@ -147,23 +124,6 @@ async def run(graphs: int, repeat: int, server_gc: str = "freeze") -> Json:
                 await kube.close()
 
 
-async def seed(kube: KubeClient, operator: WebhookOperator, graphs: int) -> None:
-    """The DGD CRD stored as v1beta1 and converted by the operator, and `graphs` graphs."""
-    for path in sorted(CRD_DIR.glob("*.yaml")):  # the operator starts once all are served
-        crd = with_conversion(yaml.safe_load(path.read_text()), operator.client_config())
-        if crd["metadata"]["name"] == CRD_NAME:
-            stored = [v["name"] for v in crd["spec"]["versions"] if v["storage"]]
-            check([None if stored == ["v1beta1"] else f"{CRD_NAME} stores {stored}"])
-        await kube.create(CRDS, crd)
-    await kube.create(NAMESPACES, {"apiVersion": "v1", "kind": "Namespace",
-                                   "metadata": {"name": OPERATOR_NAMESPACE}})
-    await served(kube, BETA)
-    [template] = [d for d in yaml.safe_load_all(EXAMPLE.read_text()) if d]
-    for i in range(graphs):
-        obj = {**template, "metadata": {"name": f"g-{i:05d}", "namespace": NAMESPACE}}
-        await kube.create(BETA, obj, decode=False)
-
-
 class ConvertedLists:
     """The v1alpha1 lists through one webhook process: seconds, review round trips, and CPU
     seconds of this process (the API server) and of the webhook's."""
@@ -185,18 +145,11 @@ class ConvertedLists:
         self.webhook_cpu.append(self.cpu_of() - theirs)
         self.seconds.append(seconds)
         self.reviews += reviews
-        problems = [_wrong(items, graphs, "nvidia.com/v1alpha1")]
+        problems = [wrong(items, graphs, "nvidia.com/v1alpha1")]
         if len(reviews) != graphs:
             problems.append(f"a v1alpha1 list of {graphs} through the {self.name} called the "
                             f"webhook {len(reviews)} times")
         return problems
-
-
-async def point_at(kube: KubeClient, port: int) -> None:
-    """The DGD CRD's conversion webhook at 127.0.0.1:`port` (the CA is the same)."""
-    url = f"https://127.0.0.1:{port}/convert"
-    await kube.patch(CRDS, None, CRD_NAME, {"spec": {"conversion": {"webhook": {
-        "clientConfig": {"url": url}}}}})
 
 
 async def measure(kube: KubeClient, cluster: LocalCluster, operator: WebhookOperator,
@@ -226,7 +179,7 @@ async def _measure(kube: KubeClient, cluster: LocalCluster, operator: WebhookOpe
         seconds, items = await timed_list(kube, BETA)
         beta_cpu.append(time.process_time() - cpu)
         beta_times.append(seconds)
-        problems.append(_wrong(items, graphs, "nvidia.com/v1beta1"))
+        problems.append(wrong(items, graphs, "nvidia.com/v1beta1"))
         if reviews:
             problems.append(f"a v1beta1 list called the webhook {len(reviews)} times")
         problems += await ours.list(kube, reviews, graphs)
@@ -271,25 +224,6 @@ async def _measure(kube: KubeClient, cluster: LocalCluster, operator: WebhookOpe
     return figures
 
 
-async def pure_conversions(kube: KubeClient) -> list[float]:
-    """Seconds `api.conversion.convert` takes for each stored graph to v1alpha1, in this
-    process (no HTTP, no JSON)."""
-    items = (await kube.list(BETA, NAMESPACE))["items"]
-    out = []
-    for item in items:
-        started = time.perf_counter()
-        convert(item, ALPHA.api_version)
-        out.append(time.perf_counter() - started)
-    return out
-
-
-def _wrong(items: list[Json], graphs: int, version: str) -> str | None:
-    if len(items) != graphs:
-        return f"a {version} list returned {len(items)} of {graphs} graphs"
-    others = {i.get("apiVersion") for i in items} - {version}
-    return f"a {version} list answered {sorted(map(str, others))}" if others else None
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m hack.bench.conversion",
                                      description=__doc__.splitlines()[0] if __doc__ else None)
@@ -300,11 +234,19 @@ def main(argv: list[str] | None = None) -> int:
                              "no full garbage collection and what it held before is out of "
                              "the collector's reach (kube-apiserver's concurrent collector "
                              "does not stop a LIST for a collection of the whole heap)")
+    parser.add_argument("--cluster", choices=("local", "real"), default="local",
+                        help="local: the local API server in this process; real: the real "
+                             "kube-apiserver 1.20 of hack.realcluster (built first unless "
+                             "cached), see hack.bench.conversion.real")
     args = parser.parse_args(argv)
     try:
         cal = calibration.checked()
-        figures = calibration.add_to(
-            asyncio.run(run(args.graphs, args.repeat, args.server_gc)), cal,
+        if args.cluster == "real":
+            measured = real.run(args.graphs, args.repeat)
+        else:
+            measured = {"cluster": "local",
+                        **asyncio.run(run(args.graphs, args.repeat, args.server_gc))}
+        figures = calibration.add_to(measured, cal,
             ("operator_cpu_seconds_v1alpha1", "floor_webhook_cpu_seconds",
              "server_cpu_seconds_v1alpha1"))
     except ImpossibleFigures as err:

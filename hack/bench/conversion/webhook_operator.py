@@ -20,6 +20,7 @@ import asyncio
 import base64
 import datetime
 import os
+import ssl
 import sys
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from reconcilers.operator.conversion_setup import CONVERSION_PATH
 
 Json = dict[str, Any]
 
-__all__ = ["FloorWebhook", "HandlerTimes", "WebhookOperator"]
+__all__ = ["FloorWebhook", "HandlerTimes", "Scrape", "WebhookOperator"]
 
 #: The operator's namespace, holding no graphs.
 NAMESPACE = "bench-conversion-operator"
@@ -173,54 +174,85 @@ class WebhookOperator:
 
     async def handler_times(self) -> HandlerTimes:
         """The operator's conversion handler histogram, now."""
+        return (await self.scrape()).histogram(HISTOGRAM)
+
+    async def scrape(self) -> Scrape:
+        """The operator's /metrics, now."""
+        return await Scrape.of(f"http://127.0.0.1:{self.metrics_port}/metrics")
+
+
+class Scrape:
+    """One scrape of a /metrics page: a histogram's buckets, a counter's total."""
+
+    def __init__(self, text: str) -> None:
+        self.families = list(text_string_to_metric_families(text))
+
+    @classmethod
+    async def of(cls, url: str, ssl_context: ssl.SSLContext | None = None) -> Scrape:
         async with aiohttp.ClientSession() as session, session.get(
-                f"http://127.0.0.1:{self.metrics_port}/metrics",
+                url, ssl=ssl_context if ssl_context is not None else True,
                 timeout=aiohttp.ClientTimeout(total=10)) as response:
-            text = await response.text()
+            response.raise_for_status()
+            return cls(await response.text())
+
+    def histogram(self, name: str, **labels: str) -> HandlerTimes:
+        """The histogram `name` summed over the series whose labels include `labels`."""
         buckets: dict[float, float] = {}
         total = count = 0.0
-        for family in text_string_to_metric_families(text):
-            if family.name != HISTOGRAM:
-                continue
-            for sample in family.samples:
-                if sample.name == f"{HISTOGRAM}_bucket":
-                    le = float(sample.labels["le"])
-                    buckets[le] = buckets.get(le, 0.0) + sample.value
-                elif sample.name == f"{HISTOGRAM}_sum":
-                    total += sample.value
-                elif sample.name == f"{HISTOGRAM}_count":
-                    count += sample.value
+        for sample in self._samples(name, labels):
+            if sample.name == f"{name}_bucket":
+                le = float(sample.labels["le"])
+                buckets[le] = buckets.get(le, 0.0) + sample.value
+            elif sample.name == f"{name}_sum":
+                total += sample.value
+            elif sample.name == f"{name}_count":
+                count += sample.value
         return HandlerTimes(buckets, total, count)
+
+    def total(self, name: str, **labels: str) -> float:
+        """The counter `name` (without `_total`) summed over the series matching `labels`."""
+        return float(sum(s.value for s in self._samples(name, labels)
+                         if s.name == f"{name}_total"))
+
+    def _samples(self, name: str, labels: dict[str, str]) -> list[Any]:
+        return [sample for family in self.families if family.name == name
+                for sample in family.samples
+                if all(sample.labels.get(k) == v for k, v in labels.items())]
 
 
 class FloorWebhook:
     """`hack.bench.conversion.floor_webhook` as a process, on the operator's certificate."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, port: int) -> None:
+    def __init__(self, proc: asyncio.subprocess.Process, port: int,
+                 metrics_port: int | None = None) -> None:
         self.proc = proc
         self.port = port
+        self.metrics_port = metrics_port
 
     @classmethod
-    async def start(cls, cert_dir: Path) -> FloorWebhook:
+    async def start(cls, cert_dir: Path, *, metrics: bool = False) -> FloorWebhook:
         """Start it and return once it accepts connections (on another port when it exited:
-        the one picked was taken meanwhile)."""
+        the one picked was taken meanwhile). With `metrics`, it also serves its conversion
+        metrics on `metrics_port` (plain HTTP, a thread of its own)."""
         for _ in range(_START_ATTEMPTS - 1):
             try:
-                return await cls._start_once(cert_dir)
+                return await cls._start_once(cert_dir, metrics)
             except _PortTaken:
                 pass
         try:
-            return await cls._start_once(cert_dir)
+            return await cls._start_once(cert_dir, metrics)
         except _PortTaken:
             raise RuntimeError("the floor webhook exited") from None
 
     @classmethod
-    async def _start_once(cls, cert_dir: Path) -> FloorWebhook:
+    async def _start_once(cls, cert_dir: Path, metrics: bool) -> FloorWebhook:
         port = free_port()
+        metrics_port = free_port() if metrics else None
+        extra = [str(metrics_port)] if metrics_port is not None else []
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "hack.bench.conversion.floor_webhook", str(cert_dir),
-            str(port), stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
-            stderr=asyncio.subprocess.DEVNULL)
+            str(port), *extra, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + _START_TIMEOUT
         while True:
@@ -229,7 +261,10 @@ class FloorWebhook:
             try:
                 _, writer = await asyncio.open_connection("127.0.0.1", port)
                 writer.close()
-                return cls(proc, port)
+                if metrics_port is not None:
+                    _, writer = await asyncio.open_connection("127.0.0.1", metrics_port)
+                    writer.close()
+                return cls(proc, port, metrics_port)
             except OSError:
                 if loop.time() > deadline:
                     proc.kill()
@@ -239,6 +274,12 @@ class FloorWebhook:
 
     def cpu_seconds(self) -> float:
         return cpu_seconds(self.proc.pid)
+
+    async def scrape(self) -> Scrape:
+        """Its /metrics, now (started with `metrics`)."""
+        if self.metrics_port is None:
+            raise RuntimeError("the floor webhook serves no metrics")
+        return await Scrape.of(f"http://127.0.0.1:{self.metrics_port}/metrics")
 
     async def stop(self) -> None:
         if self.proc.returncode is None:
