@@ -321,7 +321,7 @@ async def test_missing_apis_are_named_once_and_the_operator_runs_on(
                "API not served by this cluster; controllers left out"]
     # The operator uses EndpointSlices (DynamoModel endpoints); HPAs and PDBs it never reads.
     assert [(e["api"], e["resource"], e["controllers"]) for e in missing] == [
-        ("discovery.k8s.io/v1", "endpointslices", ["dynamomodel"])], missing
+        ("discovery.k8s.io/v1", "endpointslices", ["DynamoModel"])], missing
     assert "Kubernetes 1.21 or newer" in missing[0]["hint"]
     retries = [e for e in events if "endpointslices" in json.dumps(e) and e not in missing]
     assert retries == [], retries[:3]
