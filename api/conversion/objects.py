@@ -22,7 +22,7 @@ import attrs
 from api.conversion.rules import Rule, convert_fields
 from api.kube import Json, copy_json
 
-__all__ = ["HUB", "SPOKE", "KindConversion", "convert_object"]
+__all__ = ["HUB", "SPOKE", "KindConversion", "convert_object", "read_payload"]
 
 GROUP = "nvidia.com"
 HUB = f"{GROUP}/v1beta1"
@@ -61,8 +61,8 @@ def convert_object(obj: Json, conversion: KindConversion, *, to_hub: bool,
     caller that only encodes it, such as the conversion webhook)."""
     src = obj  # read only: everything written goes to new dicts, and the result is copied
     annotations = _annotations(src)
-    restored_spec = _payload(annotations.get(conversion.spec_annotation))
-    restored_status = _payload(annotations.get(conversion.status_annotation))
+    restored_spec = read_payload(annotations.get(conversion.spec_annotation))
+    restored_status = read_payload(annotations.get(conversion.status_annotation))
     markers: Json = {}
     if restored_spec is not None and conversion.defaulted_name is not None:
         markers = {k: restored_spec.pop(k) for k in (NAME_FROM_METADATA, NAME_ABSENT)
@@ -128,7 +128,7 @@ def _annotations(obj: Json) -> Json:
     return annotations if isinstance(annotations, dict) else {}
 
 
-def _payload(raw: object) -> Json | None:
+def read_payload(raw: object) -> Json | None:
     """A payload annotation's object; anything unreadable counts as no payload."""
     if not isinstance(raw, str):
         return None

@@ -27,7 +27,6 @@ written in `v1beta1` has no payload, and its inputs follow from its fields alone
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,7 +35,7 @@ import attrs
 from api.conversion.component import SHARED_SPEC_RULES
 from api.conversion.component_deployment import COMPONENT_DEPLOYMENT
 from api.conversion.graph_deployment import GRAPH_DEPLOYMENT
-from api.conversion.objects import HUB, NAME_FROM_METADATA
+from api.conversion.objects import HUB, NAME_FROM_METADATA, read_payload
 from api.conversion.pod_template import HUB_KEYS, SPOKE_KEYS, pod_to_hub, pod_to_spoke
 from api.conversion.rules import Rule, convert_fields, present
 from api.convert import load
@@ -151,14 +150,14 @@ def render_inputs(obj: Json) -> RenderInputs:
     meta = _read(obj.get("metadata"))
     annotations = _read(meta.get("annotations"))
     if kind == COMPONENT_DEPLOYMENT.kind:
-        saved = _payload(annotations.get(COMPONENT_DEPLOYMENT.spec_annotation))
+        saved = read_payload(annotations.get(COMPONENT_DEPLOYMENT.spec_annotation)) or {}
         name = spec.get("name", meta.get("name"))
         own = _component(spec, saved)
         given = _text(spec.get("name"))
         if saved.get(NAME_FROM_METADATA) and given == meta.get("name"):
             given = None  # the rule of `api.conversion.objects._defaulted_name`
         return RenderInputs(components={str(name): attrs.evolve(own, service_name=given)})
-    saved = _payload(annotations.get(GRAPH_DEPLOYMENT.spec_annotation))
+    saved = read_payload(annotations.get(GRAPH_DEPLOYMENT.spec_annotation)) or {}
     services = _read(saved.get("services"))
     components = {}
     for entry in spec.get("components") or []:
@@ -231,17 +230,6 @@ def _pod_inputs(group: Json) -> PodInputs:
 
 
 _NO_POD = PodInputs()
-
-
-def _payload(raw: Any) -> Json:
-    """A payload annotation's object; anything unreadable counts as none (as conversion)."""
-    if not isinstance(raw, str):
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _text(value: Any) -> str | None:

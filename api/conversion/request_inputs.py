@@ -20,12 +20,11 @@ more than its image, and it is profiled from its intent.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import attrs
 
-from api.conversion.objects import HUB
+from api.conversion.objects import HUB, read_payload
 from api.conversion.request import GRAPH_DEPLOYMENT_REQUEST
 from api.conversion.rules import convert_fields
 from api.convert import load
@@ -71,23 +70,13 @@ def request_inputs(obj: Json) -> RequestInputs:
                          f"{obj.get('apiVersion')} {obj.get('kind')}")
     spec = _read(obj.get("spec"))
     meta = _read(obj.get("metadata"))
-    saved = _payload(_read(meta.get("annotations")).get(GRAPH_DEPLOYMENT_REQUEST.spec_annotation))
+    annotations = _read(meta.get("annotations"))
+    saved = read_payload(annotations.get(GRAPH_DEPLOYMENT_REQUEST.spec_annotation)) or {}
     # The spec's rules are few and small: all of them, as conversion runs them on the spec.
     fields, _ = convert_fields(spec, GRAPH_DEPLOYMENT_REQUEST.spec_rules, to_hub=False,
                                restored=saved)
     loaded = load(DynamoGraphDeploymentRequestSpec, copy_json(fields))
     return RequestInputs(**{name: getattr(loaded, name) for name in _FIELDS})
-
-
-def _payload(raw: Any) -> Json:
-    """A payload annotation's object; anything unreadable counts as none (as conversion)."""
-    if not isinstance(raw, str):
-        return {}
-    try:
-        value = json.loads(raw)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _read(value: Any) -> Json:
