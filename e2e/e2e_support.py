@@ -134,9 +134,11 @@ class OperatorProcess:
         env["POD_NAME"] = self.name
         args = [str(OPERATOR), "--kubeconfig", str(self.kubeconfig),
                 "--leader-election-namespace", self.namespace,
-                "--leader-election-lease-duration", "3s",
-                "--leader-election-renew-deadline", "2s",
-                "--leader-election-retry-period", "0.5s",
+                # Short enough for a takeover test, long enough that a few seconds' stall of
+                # the loaded 2-core machine does not make a leader give up and exit (2 s did).
+                "--leader-election-lease-duration", "6s",
+                "--leader-election-renew-deadline", "4s",
+                "--leader-election-retry-period", "1s",
                 "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
                 "--metrics-bind-address", f"127.0.0.1:{free_port()}", "--metrics-secure=false",
                 "--kube-api-qps", "0", "--log-format", "json", *self.extra]

@@ -45,7 +45,7 @@ async def test_sigkill_mid_rollout_converges(env: Env, operators: Start) -> None
          "value": NEW_IMAGE}]))
     await asyncio.sleep(0.3)  # the operator has started applying the change
     await op.kill(signal.SIGKILL)
-    await operators("op-2")  # takes the lease once the dead holder's lease expires (3 s)
+    await operators("op-2")  # takes the lease once the dead holder's lease expires (6 s)
     await eventually(lambda: _holder_is(env, "op-2"), within=20, what="op-2 to lead")
     await env.wait_ready("vllm-agg")
 
