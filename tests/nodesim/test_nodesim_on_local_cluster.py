@@ -10,31 +10,18 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from nodesim_support import QUICK_DELAYS
 
 from hack.localcluster.server import LocalCluster
-from hack.localcluster.simulation import PARTS, SimulationConfig
-from hack.localcluster.testing import Kubectl, running_cluster
+from hack.localcluster.testing import Kubectl
 from hack.nodesim import NodeSim, NodeSimConfig, PodDelays, nodes
 
 
 @pytest.fixture
-async def cluster(tmp_path: Path) -> AsyncIterator[LocalCluster]:
-    config = SimulationConfig(parts=PARTS - {"nodes", "kubelet"}, nodes=[])
-    async with running_cluster(tmp_path, simulation=config) as running:
-        yield running
-
-
-@pytest.fixture
 async def sim(cluster: LocalCluster, tmp_path: Path) -> AsyncIterator[NodeSim]:
-    config = NodeSimConfig(nodes=nodes(2, 4), delays=PodDelays(
-        pod_start=0.05, ready_delay=0.1, container_stop=0.05, pod_termination=0.05))
+    config = NodeSimConfig(nodes=nodes(2, 4), delays=QUICK_DELAYS)
     async with NodeSim(tmp_path / "kubeconfig", config) as running:
         yield running
-
-
-@pytest.fixture
-def kubectl(cluster: LocalCluster, tmp_path: Path) -> Kubectl:
-    return Kubectl(tmp_path / "kubeconfig", tmp_path / "kubectl-cache")
 
 
 async def test_pods_run_on_nodesim_nodes(kubectl: Kubectl, sim: NodeSim) -> None:

@@ -16,36 +16,23 @@ from typing import Any
 import aiohttp
 import pytest
 import yaml
+from nodesim_support import QUICK_DELAYS
 
 from hack.localcluster.server import LocalCluster
-from hack.localcluster.simulation import PARTS, SimulationConfig
 from hack.localcluster.simulation.behaviors import READY_AFTER, STOP_AFTER
 from hack.localcluster.simulation.worker_routes import SERVING_PAIRS_PATH
-from hack.localcluster.testing import Kubectl, eventually, running_cluster
-from hack.nodesim import NodeSim, NodeSimConfig, PodDelays, nodes
+from hack.localcluster.testing import Kubectl, eventually
+from hack.nodesim import NodeSim, NodeSimConfig, nodes
 
 NO_GPUS = ("0/1 nodes are available: 1 Insufficient nvidia.com/gpu. preemption: 0/1 nodes are"
            " available: 1 No preemption victims found for incoming pod.")
 
 
 @pytest.fixture
-async def cluster(tmp_path: Path) -> AsyncIterator[LocalCluster]:
-    config = SimulationConfig(parts=PARTS - {"nodes", "kubelet"}, nodes=[])
-    async with running_cluster(tmp_path, simulation=config) as running:
-        yield running
-
-
-@pytest.fixture
 async def sim(cluster: LocalCluster, tmp_path: Path) -> AsyncIterator[NodeSim]:
-    config = NodeSimConfig(nodes=nodes(1, 2), delays=PodDelays(
-        pod_start=0.05, ready_delay=0.1, container_stop=0.05, pod_termination=0.05))
+    config = NodeSimConfig(nodes=nodes(1, 2), delays=QUICK_DELAYS)
     async with NodeSim(tmp_path / "kubeconfig", config) as running:
         yield running
-
-
-@pytest.fixture
-def kubectl(cluster: LocalCluster, tmp_path: Path) -> Kubectl:
-    return Kubectl(tmp_path / "kubeconfig", tmp_path / "kubectl-cache")
 
 
 async def get(kubectl: Kubectl, *args: str) -> Any:
