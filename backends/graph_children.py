@@ -32,6 +32,7 @@ from backends.mpi_secret import DIGEST_LABEL, mpi_secret_copy
 from backends.multinode import node_count
 from backends.settings import OperatorSettings
 from backends.shared_rbac import epp_rbac, planner_rbac
+from backends.worker_generation import WorkerPlan, worker_dcd_name
 
 Json = dict[str, Any]
 
@@ -66,12 +67,14 @@ def graph_children(
     epp_cluster_role: str = "",
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
     mpi_secret: Json | None = None,
+    workers: WorkerPlan | None = None,
 ) -> DesiredChildren:
     """The graph's desired children. `tokens`: the restart token each service's workload
     carries; `planner_cluster_role`: bind the Planner's account to it (else to a Role of the
     namespace); `epp_cluster_role`: the same for the EPP's account; `pull_secrets`: registry
     host -> Secret names, for the pods of the Grove path; `mpi_secret`: the MPI SSH Secret of
-    another namespace, to copy into the graph's.
+    another namespace, to copy into the graph's; `workers`: the worker DCDs by generation (the
+    rollout's plan; by default those of a graph with nothing running).
     Raises GenerationError for a graph that cannot run under these settings."""
     tokens = tokens or {}
     namespace = hub.namespace
@@ -97,7 +100,7 @@ def graph_children(
     if uses_grove(hub, settings):
         children += _grove(hub, settings, tokens, pull_secrets)
     else:
-        children += _components(hub, settings, tokens)
+        children += _components(hub, settings, tokens, workers)
     required = tuple(ObjectRef(_V1, "PersistentVolumeClaim", p.name) for p in hub.inputs.pvcs
                      if p.name and not p.create)
     return DesiredChildren(tuple(children), pruned_kinds(settings), required)
@@ -137,12 +140,21 @@ def grove_workload(graph: str, service: str,
 
 
 def _components(hub: HubGraph, settings: OperatorSettings,
-                tokens: Mapping[str, str | None]) -> list[Child]:
+                tokens: Mapping[str, str | None], plan: WorkerPlan | None) -> list[Child]:
     if not settings.lws_enabled:
         multinode = [name for name, spec in hub.components() if node_count(spec) > 1]
         if multinode:
             raise GenerationError(NO_ORCHESTRATOR.format(services=", ".join(multinode)))
-    return [Child(obj) for obj in component_deployments(hub, settings, tokens)]
+    children = [Child(obj) for obj in component_deployments(hub, settings, tokens, plan)]
+    for service, dcds in sorted((plan.dcds if plan is not None else {}).items()):
+        # Older generations are kept as they were written: only their replicas move.
+        children += [Child({
+            "apiVersion": HUB, "kind": "DynamoComponentDeployment",
+            "metadata": {"name": worker_dcd_name(hub.name, service, d.generation),
+                         "namespace": hub.namespace},
+            "spec": {"replicas": d.replicas or 0},
+        }, Write.REPLICAS) for d in dcds if not d.target]
+    return children
 
 
 def _grove(hub: HubGraph, settings: OperatorSettings, tokens: Mapping[str, str | None],

@@ -38,6 +38,8 @@ IMAGE_PULL_FAILED = "image_pull_failed"
 INSUFFICIENT_CAPACITY = "insufficient_capacity"
 VALIDATION_FAILED = "ValidationFailed"
 RECONCILE_FAILED = "failed_to_reconcile_the_resources"
+#: Ours: the new worker generation made no progress within the deadline.
+ROLLOUT_FAILED = "rollout_failed"
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,14 @@ def graph_status(
     if gpus is not None:
         status["gpus"] = gpus
     return status
+
+
+def with_rolling_update(status: Json, rolling_update: Json | None) -> None:
+    """Set (or, for None, remove) `status.rollingUpdate` in place."""
+    if rolling_update is None:
+        status.pop("rollingUpdate", None)
+    else:
+        status["rollingUpdate"] = rolling_update
 
 
 def graph_gpus(graph: Json, services: Iterable[ServiceReadiness]) -> Json:

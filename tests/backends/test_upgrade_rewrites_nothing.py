@@ -12,7 +12,9 @@ conversion's payloads aside), and the digest of everything the DCD renders from 
 (hub) form, plus the digest of every other child of the graph; for a DCD of its own, the digest
 of its desired children. Equal hashes and metadata mean the child writer leaves every DCD
 alone; equal digests mean every Deployment, LeaderWorkerSet, Service, Ingress and PodCliqueSet
-is byte for byte what it was.
+is byte for byte what it was. The worker DCDs are built as the rollout adopts those an older
+operator wrote (`legacy_plan`: plain names, no generation); a graph with nothing running gets
+generation names instead (`test_worker_generation`).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from api.v1alpha1 import DynamoComponentDeployment, DynamoGraphDeployment
 from backends.component_workload import component_children
 from backends.errors import GenerationError
 from backends.graph_children import graph_children
+from backends.worker_generation import legacy_plan
 from backends.hub_component import hub_component
 from backends.hub_graph import hub_graph
 from reconcilers.machinery.children import spec_hash
@@ -63,8 +66,9 @@ def _graph(stored: Json, settings: Any) -> Json:
     load_valid_view(DynamoGraphDeployment, stored, _view(stored))  # as the reconciler
     hub = hub_graph(stored)
     first = next((name for name, _ in hub.components()), None)
+    # What runs was written before worker generations: the rollout adopts it (legacy_plan).
     desired = graph_children(hub, settings, tokens={first: TOKEN} if first else {},
-                             pull_secrets=PULL_SECRETS)
+                             pull_secrets=PULL_SECRETS, workers=legacy_plan(hub))
     others: list[Any] = []
     dcds = []
     for child in desired.children:
