@@ -46,7 +46,6 @@ from controller.errors import ApiError, Conflict, TerminalError, is_transient
 from controller.handlers import CREATE_IGNORED, STATUS_ONLY_IGNORED
 from controller.manager import Manager
 from controller.reconcile import Request, Result
-from reconcilers.component.pod_problems import index_pods
 from reconcilers.graph.checkpoint_notice import warn_checkpoint_ignored
 from reconcilers.graph.children import claimed_names, report_orphaned_adapters
 from reconcilers.graph.components import ComponentPath
@@ -78,6 +77,7 @@ from reconcilers.machinery.conditions import get_condition
 from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
 from reconcilers.machinery.finalizer import is_deleting, release_finalizer
 from reconcilers.machinery.mpi_secret import mpi_source
+from reconcilers.machinery.pod_problems import index_pods
 from reconcilers.machinery.progress import only_progress
 from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,

@@ -40,7 +40,6 @@ from backends.worker_generation import (
     worker_hash,
 )
 from controller.store import OWNER_UID_INDEX
-from reconcilers.component.pod_problems import COMPONENT_INDEX, first_problem
 from reconcilers.graph.readiness import restart_token
 from reconcilers.graph.rollout_plan import (
     Budget,
@@ -53,6 +52,7 @@ from reconcilers.graph.rollout_plan import (
 from reconcilers.machinery.children import HASH_ANNOTATION, spec_hash
 from reconcilers.machinery.conditions import get_condition
 from reconcilers.machinery.context import OperatorContext
+from reconcilers.machinery.pod_problems import COMPONENT_INDEX, first_problem
 from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, PODS
 
 Json = dict[str, Any]
@@ -218,7 +218,8 @@ async def _status(ctx: OperatorContext, live: Json, previous: Json | None, step:
                   deadline: timedelta) -> tuple[Json | None, str]:
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     phase = (previous or {}).get("phase")
-    if not step.rolling:
+    done = len(step.updated) == len(states)
+    if not step.rolling and (done or phase not in (PENDING, IN_PROGRESS)):
         if previous is None or phase == COMPLETED:
             return previous, ""
         return {**_without(previous, "endTime"), "phase": COMPLETED, "endTime": stamp,

@@ -40,9 +40,9 @@ from api.v1alpha1 import DynamoComponentDeployment, DynamoGraphDeployment
 from backends.component_workload import component_children
 from backends.errors import GenerationError
 from backends.graph_children import graph_children
-from backends.worker_generation import legacy_plan
 from backends.hub_component import hub_component
 from backends.hub_graph import hub_graph
+from backends.worker_generation import legacy_plan
 from reconcilers.machinery.children import spec_hash
 
 Json = dict[str, Any]
