@@ -19,7 +19,8 @@ the target one together, within each component's budgets:
   has replicas or pods.
 
 Removing a replica lets the Deployment delete one pod; it deletes not-ready pods first, so a
-replica with an unready pod costs no capacity.
+replica with an unready pod costs no capacity. Ready pods beyond a DCD's replicas (scaled down,
+not deleted yet) are not counted: they are about to go.
 """
 
 from __future__ import annotations
@@ -193,7 +194,10 @@ def _scale_down(services: Mapping[str, ServiceState], counts: dict[str, dict[str
         return
     floor = min((s.desired - s.budget.unavailable) / s.desired for s in rolled.values())
     generations = {g for s in services.values() for g in s.generations}
-    ready = {(n, g): st.ready for n, s in services.items() for g, st in s.generations.items()}
+    # Pods beyond a DCD's replicas are on their way out (the Deployment has not deleted them
+    # yet): they serve for no longer than that.
+    ready = {(n, g): min(st.ready, counts[n].get(g, st.replicas))
+             for n, s in services.items() for g, st in s.generations.items()}
 
     def total(candidate: Mapping[tuple[str, str], int]) -> float:
         return sum(_capacity(rolled, g, candidate) for g in generations)
