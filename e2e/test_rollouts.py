@@ -71,7 +71,7 @@ async def _completed(env: Env, generations: int = 1) -> bool:
     graph = await env.get(DGD, GRAPH)
     status = graph.get("status") or {}
     rolling = status.get("rollingUpdate") or {}
-    ready = next((c for c in status.get("conditions") or [] if c["type"] == "Ready"), {})
+    ready: dict[str, Any] = next((c for c in status.get("conditions") or [] if c["type"] == "Ready"), {})
     dcds = await _worker_dcds(env)
     return (rolling.get("phase") == "Completed" and ready.get("status") == "True"
             and len(dcds) == 2 * generations)
@@ -98,7 +98,7 @@ async def test_an_image_change_rolls_prefill_and_decode_together(
         await eventually(lambda: _completed(env), within=120, what="the rollout to complete")
     report = sampler.report()
     _assert_invariants(report, sampler.series)
-    assert "InProgress" in report.phases and report.phases[-1] == "Completed", report.phases
+    assert report.phases[-3:] == ("Pending", "InProgress", "Completed"), report.phases
     after = await _worker_dcds(env)
     assert not set(after) & set(before), (before, after)
     graph = await env.get(DGD, GRAPH)

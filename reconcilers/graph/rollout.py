@@ -11,8 +11,9 @@ The target is the generation of the graph as it stands (`worker_hash`), except t
 made before generations existed are adopted as they are (the legacy generation, plain names)
 while they still match the graph: an operator upgrade starts no rollout.
 
-`status.rollingUpdate` (Pending, InProgress, Completed, Failed; startTime, endTime,
-updatedComponents) is carried from the previous status: a rollout that makes no progress (no
+`status.rollingUpdate` (Pending until the target generation holds a pod, InProgress, Completed
+once it serves alone, Failed; startTime, endTime, updatedComponents) is carried from the
+previous status: a rollout that makes no progress (no
 target pod turned ready) for the progress deadline (`nvidia.com/rollout-progress-deadline`,
 default 10 minutes) is Failed with its cause, and then nothing more of the old generation is
 removed until the graph changes.
@@ -233,7 +234,9 @@ async def _status(ctx: OperatorContext, live: Json, previous: Json | None, step:
     if hold:
         status["phase"] = FAILED
         return status, ""
-    status["phase"] = PENDING if step.waiting else IN_PROGRESS
+    # Pending until the target holds a pod: its DCDs are being made, or it waits its turn.
+    started = any(st.generations.get(target, Generation()).pods > 0 for st in states.values())
+    status["phase"] = IN_PROGRESS if started and not step.waiting else PENDING
     target_pods = [p for s in states for p in
                    pods_by_dcd.get(worker_dcd_name(graph_name, s, target), [])]
     last = _parse(status.get("startTime")) or now
