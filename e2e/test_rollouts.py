@@ -71,7 +71,8 @@ async def _completed(env: Env, generations: int = 1) -> bool:
     graph = await env.get(DGD, GRAPH)
     status = graph.get("status") or {}
     rolling = status.get("rollingUpdate") or {}
-    ready: dict[str, Any] = next((c for c in status.get("conditions") or [] if c["type"] == "Ready"), {})
+    conditions = status.get("conditions") or []
+    ready: dict[str, Any] = next((c for c in conditions if c["type"] == "Ready"), {})
     dcds = await _worker_dcds(env)
     return (rolling.get("phase") == "Completed" and ready.get("status") == "True"
             and len(dcds) == 2 * generations)
@@ -126,3 +127,27 @@ async def test_a_change_or_revert_mid_rollout_keeps_the_budgets(
         assert final == first  # the generation returned to is the one that served
     else:
         assert not final & first
+
+
+async def test_a_canary_holds_at_its_partition_and_finishes_once_removed(
+        env: Env, operator: OperatorProcess, kube: KubeClient) -> None:
+    manifest = _graph()
+    manifest["metadata"]["annotations"] = {"nvidia.com/rollout-partition": "25%"}
+    await env.k("apply", "-f", "-", stdin=json.dumps(manifest))
+    await env.wait_ready(GRAPH, seconds=90)
+    async with RolloutSampler(kube, env.namespace, GRAPH) as sampler:
+        await _set_image(env, "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0")
+
+        async def canary_serving() -> bool:
+            ready = sampler.series[-1].ready if sampler.series else {}
+            counts = sorted(sorted(by.values()) for by in ready.values())
+            return counts == [[1, 1], [1, 1]]  # each generation: 1 prefill and 1 decode
+        await eventually(canary_serving, within=90, what="the canary at 1 of 2 replicas")
+        await asyncio.sleep(4)  # held there
+        assert await canary_serving()
+        graph = await env.get(DGD, GRAPH)
+        assert graph["status"]["rollingUpdate"]["phase"] == "InProgress"
+        await env.k("annotate", DGD, GRAPH, "nvidia.com/rollout-partition-")
+        await eventually(lambda: _completed(env), within=120, what="the rollout to complete")
+    report = sampler.report()
+    _assert_invariants(report, sampler.series)

@@ -17,10 +17,15 @@ previous status: a rollout that makes no progress (no
 target pod turned ready) for the progress deadline (`nvidia.com/rollout-progress-deadline`,
 default 10 minutes) is Failed with its cause, and then nothing more of the old generation is
 removed until the graph changes.
+
+A canary (`nvidia.com/rollout-partition`: a count or a percentage of each rolled component's
+replicas) holds the target generation at that share while the old one serves the rest;
+raising it continues the rollout, removing it finishes it.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -111,8 +116,9 @@ async def observe_rollout(ctx: OperatorContext, live: Json, graph: HubGraph,
             generations[generation] = Generation(
                 replicas=1 if replicas is None else int(replicas),
                 ready=sum(1 for p in pods if _ready(p)), pods=len(pods))
-        states[service] = ServiceState(_desired(graph, service), _budget(graph, service),
-                                       generations)
+        desired = _desired(graph, service)
+        states[service] = ServiceState(desired, _budget(graph, service), generations,
+                                       partition=_partition(graph, desired))
     target = _target(graph, settings, dcds)
     previous = (live.get("status") or {}).get("rollingUpdate")
     previous = previous if isinstance(previous, dict) else None
@@ -185,6 +191,24 @@ def _budget(graph: HubGraph, service: str) -> Budget:
         return Budget(0, desired, recreate=True)
     rolling = strategy["rollingUpdate"]
     return budget(desired, rolling["maxSurge"], rolling["maxUnavailable"])
+
+
+def _partition(graph: HubGraph, desired: int) -> int | None:
+    """The canary's share of a component (`nvidia.com/rollout-partition`: a count, or a
+    percentage of its replicas rounded up); None without one. GenerationError for another
+    value."""
+    value = (graph.model.metadata.get("annotations") or {}).get(
+        constants.ANNOTATION_ROLLOUT_PARTITION)
+    if value is None or value == "":
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return int(text)
+    if text.endswith("%") and text[:-1].isdigit() and int(text[:-1]) <= 100:
+        return math.ceil(int(text[:-1]) * desired / 100)
+    raise GenerationError(
+        f'invalid {constants.ANNOTATION_ROLLOUT_PARTITION} "{value}": use a count of '
+        "replicas or a percentage (0% to 100%)")
 
 
 def _ready(pod: Json) -> bool:

@@ -15,6 +15,8 @@ the target one together, within each component's budgets:
   it before the target starts;
 - **Recreate** (per component): its old replicas go to zero first, then the target scales up;
 - **hold** (a failed rollout): the old generations keep what they have;
+- **canary** (a partition per component): the target holds at most that many replicas and the
+  old generations keep the rest, until the partition is raised or removed;
 - an old generation is dropped from the plan (its DCDs deleted) once none of its components
   has replicas or pods.
 
@@ -87,6 +89,8 @@ class ServiceState:
     desired: int
     budget: Budget
     generations: Mapping[str, Generation] = field(default_factory=dict)
+    #: A canary: the target holds at most this many replicas, the old generations the rest.
+    partition: int | None = None
 
 
 @dataclass(frozen=True)
@@ -171,7 +175,18 @@ def _surge(service: ServiceState, counts: dict[str, int], target: str) -> None:
     others = sum(state.footprint for g, state in service.generations.items() if g != target)
     terminating = max(0, own.pods - own.replicas)
     room = service.desired + service.budget.surge - others - terminating
-    counts[target] = min(service.desired, max(min(own.replicas, service.desired), room))
+    # A canary holds only while an old generation serves the rest.
+    cap = service.desired if service.partition is None or others == 0 else min(
+        service.partition, service.desired)
+    counts[target] = min(cap, max(min(own.replicas, cap), room))
+
+
+def _canary_floor(service: ServiceState, counts: Mapping[str, int], target: str) -> bool:
+    """The old generations are down to what a canary leaves them."""
+    if service.partition is None:
+        return False
+    old = sum(n for g, n in counts.items() if g != target)
+    return old <= service.desired - min(service.partition, service.desired)
 
 
 def _capacity(services: Mapping[str, ServiceState], generation: str,
@@ -206,7 +221,8 @@ def _scale_down(services: Mapping[str, ServiceState], counts: dict[str, dict[str
         best: tuple[float, str, str, bool] | None = None
         for name in sorted(rolled):
             for g in sorted(generations - {target}):
-                if counts[name].get(g, 0) <= 0:
+                if counts[name].get(g, 0) <= 0 or _canary_floor(rolled[name], counts[name],
+                                                                target):
                     continue
                 # Unready pods go first: removing one costs nothing.
                 unready = counts[name][g] > ready[(name, g)]

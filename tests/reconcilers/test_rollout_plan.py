@@ -208,3 +208,35 @@ def test_budgets_round_as_the_original() -> None:
     assert budget(4, "25%", "25%") == Budget(1, 1)
     assert budget(4, 0, 0) == Budget(1, 0)
     assert budget(10, "0%", "30%") == Budget(0, 3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(replicas=st.integers(1, 6), partition=st.integers(0, 6), seed=st.integers(0, 10_000))
+def test_a_canary_holds_its_share_until_removed(replicas: int, partition: int,
+                                                 seed: int) -> None:
+    desired = {"prefill": replicas, "decode": replicas}
+    budgets = {s: budget(replicas, "25%", "25%") for s in desired}
+    cluster = _Cluster(desired, budgets, "aaaa", seed)
+    floor = _floor(cluster)
+    held = min(partition, replicas)
+    for now in range(60):
+        states = {s: ServiceState(st_.desired, st_.budget, st_.generations, partition=partition)
+                  for s, st_ in cluster.states().items()}
+        step = plan_step(states, "bbbb")
+        cluster.apply(dict(step.plan.dcds))
+        _check(cluster, floor, now)
+        cluster.tick()
+        _check(cluster, floor, now)
+    for service in desired:
+        assert cluster.replicas[service].get("bbbb", 0) == held
+        assert cluster.replicas[service].get("aaaa", 0) == replicas - held
+    assert step.rolling == (held < replicas)  # a partition of every replica is no canary
+    # Removing the partition finishes the rollout.
+    assert _roll(cluster, [(0, "bbbb")]) == "bbbb"
+    assert set(cluster.pods["prefill"]) == {"bbbb"}
+
+
+def test_a_partition_holds_nothing_back_without_an_old_generation() -> None:
+    states = {"worker": ServiceState(4, budget(4, "25%", "25%"), {}, partition=1)}
+    step = plan_step(states, "aaaa")
+    assert [(d.generation, d.replicas) for d in step.plan.dcds["worker"]] == [("aaaa", 4)]
