@@ -68,17 +68,19 @@ def worker_dcd_name(graph: str, service: str, generation: str) -> str:
     return f"{base}-{generation}" if generation else base
 
 
-def worker_hash(graph: HubGraph) -> str:
+def worker_hash(graph: HubGraph, workers: list[str] | None = None) -> str:
     """The generation of the graph's workers: a hash of what the user states of them (each
     rolled worker's component without its replicas and scaling adapter, in both versions'
     terms, the graph's env and backend), so that neither scaling nor a new operator version
-    that renders differently starts a generation."""
+    that renders differently starts a generation. `workers`: other components than the
+    rolled ones (those a Grove or LeaderWorkerSet controller replaces)."""
     spec = graph.model.spec
+    names = rolled_workers(graph) if workers is None else workers
     basis = {
         "version": HASH_VERSION,
         "backendFramework": spec.backend_framework,
         "env": spec.env or [],
-        "workers": {name: _stated(graph, name) for name in rolled_workers(graph)},
+        "workers": {name: _stated(graph, name) for name in names},
     }
     text = json.dumps(basis, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode()).hexdigest()[:8]

@@ -52,10 +52,11 @@ from reconcilers.graph.components import ComponentPath
 from reconcilers.graph.grove import GrovePath
 from reconcilers.graph.mpi_secret import secret_mapper
 from reconcilers.graph.path import WorkloadPath
+from reconcilers.graph.provider_rollout import provider_workers, record_provider_change
 from reconcilers.graph.readiness import ServiceReadiness
 from reconcilers.graph.restart import plan_restart
 from reconcilers.graph.rollout import FAILED as ROLLOUT_FAILED_PHASE
-from reconcilers.graph.rollout import RECHECK_SECONDS, Rollout, observe_rollout
+from reconcilers.graph.rollout import RECHECK_SECONDS, Rollout, observe_rollout, provider_rollout
 from reconcilers.graph.status import (
     PENDING,
     READY,
@@ -201,6 +202,13 @@ class GraphDeploymentReconciler:
         readiness = await path.readiness(synced)
         return live, _verdict(live, readiness, rollout), readiness, plan.status, rollout
 
+        workers = provider_workers(graph, isinstance(path, GrovePath))
+        if workers:
+            change = await record_provider_change(ctx, self.writer.recorder, live, graph,
+                                                  workers, readiness)
+            live = change.live
+            if rollout is None or rollout.status is None:
+                rollout = provider_rollout(change.status)
     async def _finish(self, before: Json, live: Json, verdict: Verdict,
                       readiness: list[ServiceReadiness] | None, restart: Json | None,
                       pace: bool = False, rollout: Rollout | None = None) -> Result | None:

@@ -91,6 +91,12 @@ class Rollout:
         return worker_dcd_name(graph, service, self.target)
 
 
+def provider_rollout(status: Json | None) -> Rollout:
+    """A rollout Grove or LeaderWorkerSet runs: only its status is ours to hold."""
+    return Rollout(RolloutStep(WorkerPlan(), rolling=False, waiting=False, updated=()), LEGACY,
+                   {}, status)
+
+
 async def observe_rollout(ctx: OperatorContext, live: Json, graph: HubGraph,
                           settings: OperatorSettings, *, now: datetime | None = None
                           ) -> Rollout | None:
@@ -301,4 +307,4 @@ def _parse(value: object) -> datetime | None:
 
 
 __all__ = ["COMPLETED", "FAILED", "IN_PROGRESS", "PENDING", "RECHECK_SECONDS",
-           "Rollout", "observe_rollout", "progress_deadline"]
+           "Rollout", "observe_rollout", "progress_deadline", "provider_rollout"]
