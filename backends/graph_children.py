@@ -33,6 +33,7 @@ from backends.multinode import node_count
 from backends.settings import OperatorSettings
 from backends.shared_rbac import epp_rbac, planner_rbac
 from backends.worker_generation import WorkerPlan, worker_dcd_name
+from backends.worker_revisions import worker_revisions
 
 Json = dict[str, Any]
 
@@ -49,6 +50,7 @@ _INFERENCE_POOL: Kind = (constants.INFERENCE_POOL_API_VERSION, "InferencePool")
 _DCD: Kind = (HUB, "DynamoComponentDeployment")  # built as the hub, as it is stored
 _ADAPTER: Kind = (constants.DYNAMO_API_VERSION, "DynamoGraphDeploymentScalingAdapter")
 _POD_CLIQUE_SET: Kind = (constants.GROVE_API_VERSION, "PodCliqueSet")
+_REVISION: Kind = ("apps/v1", "ControllerRevision")
 
 
 def uses_grove(graph: HubGraph, settings: OperatorSettings) -> bool:
@@ -68,13 +70,16 @@ def graph_children(
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
     mpi_secret: Json | None = None,
     workers: WorkerPlan | None = None,
+    revisions: Sequence[Json] = (),
 ) -> DesiredChildren:
     """The graph's desired children. `tokens`: the restart token each service's workload
     carries; `planner_cluster_role`: bind the Planner's account to it (else to a Role of the
     namespace); `epp_cluster_role`: the same for the EPP's account; `pull_secrets`: registry
     host -> Secret names, for the pods of the Grove path; `mpi_secret`: the MPI SSH Secret of
     another namespace, to copy into the graph's; `workers`: the worker DCDs by generation (the
-    rollout's plan; by default those of a graph with nothing running).
+    rollout's plan; by default those of a graph with nothing running); `revisions`: the
+    worker ControllerRevisions the graph owns (`backends.worker_revisions`: the current one
+    and those within the history limit are kept, the rest pruned).
     Raises GenerationError for a graph that cannot run under these settings."""
     tokens = tokens or {}
     namespace = hub.namespace
@@ -101,6 +106,9 @@ def graph_children(
         children += _grove(hub, settings, tokens, pull_secrets)
     else:
         children += _components(hub, settings, tokens, workers)
+        running = {d.generation for dcds in (workers.dcds if workers else {}).values()
+                   for d in dcds}
+        children += [Child(r) for r in worker_revisions(hub, revisions, running)]
     required = tuple(ObjectRef(_V1, "PersistentVolumeClaim", p.name) for p in hub.inputs.pvcs
                      if p.name and not p.create)
     return DesiredChildren(tuple(children), pruned_kinds(settings), required)
@@ -110,7 +118,7 @@ def pruned_kinds(settings: OperatorSettings) -> tuple[Kind, ...]:
     """Kinds a graph may own under these settings: whatever of them it owns and no longer
     wants is deleted (the DCDs after a switch to Grove, the PodCliqueSet after a switch back)."""
     kinds = [_ADAPTER, (_V1, "ServiceAccount"), (_RBAC, "Role"), (_RBAC, "RoleBinding"),
-             (_V1, "ConfigMap"), _DCD]
+             (_V1, "ConfigMap"), _DCD, _REVISION]
     if settings.inference_pool_enabled:
         kinds.append(_INFERENCE_POOL)
     if settings.grove_enabled:

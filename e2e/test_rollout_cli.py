@@ -9,7 +9,7 @@ import json
 import os
 from typing import Any
 
-from e2e_support import OPERATOR, Env, OperatorProcess
+from e2e_support import DGD, OPERATOR, Env, OperatorProcess, eventually
 
 GRAPH = "cli"
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1"
@@ -80,3 +80,57 @@ async def test_diff_says_nothing_changes_then_names_the_rollout_and_its_gpus(
     assert "worker rollout: none (the workers stay in generation" in out, out
     assert "-  replicas: 2\n+  replicas: 3" in out, out
     assert ": created" not in out and ": deleted" not in out, out
+
+
+async def revisions(env: Env) -> dict[str, tuple[int, str]]:
+    """The graph's ControllerRevisions: name -> (revision, change-cause)."""
+    listing = json.loads(await env.k("get", "controllerrevisions", "-o", "json",
+                                     "-l", f"nvidia.com/dynamo-graph-deployment-name={GRAPH}"))
+    return {r["metadata"]["name"]: (r["revision"], (r["metadata"].get("annotations") or {})
+                                    .get("kubernetes.io/change-cause", ""))
+            for r in listing["items"]}
+
+
+async def change(env: Env, image: str, cause: str) -> None:
+    """A new worker image, with its change-cause, as `kubectl annotate --record` would."""
+    patch = {"metadata": {"annotations": {"kubernetes.io/change-cause": cause}},
+             "spec": {"services": {w: {"extraPodSpec": {"mainContainer": {"image": image}}}
+                                   for w in WORKERS}}}
+    await env.k("patch", DGD, GRAPH, "--type=merge", "-p", json.dumps(patch))
+
+
+async def test_each_worker_configuration_is_kept_as_a_controller_revision(
+        env: Env, operator: OperatorProcess) -> None:
+    await env.k("apply", "-f", "-", stdin=json.dumps(graph()))
+    await env.wait_ready(GRAPH, seconds=90)
+    [first] = await revisions(env)
+    revision = json.loads(await env.k("get", "controllerrevisions", first, "-o", "json"))
+    assert revision["revision"] == 1
+    [owner] = revision["metadata"]["ownerReferences"]
+    assert owner["kind"] == "DynamoGraphDeployment" and owner["controller"] is True
+    assert first == f"{GRAPH}-{revision['metadata']['labels']['nvidia.com/dynamo-worker-hash']}"
+    assert {c["name"] for c in revision["data"]["components"]} == set(WORKERS)
+
+    await change(env, "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0", "bump to 0.7.0")
+
+    async def two() -> bool:
+        return len(await revisions(env)) == 2
+    await eventually(two, within=60, what="a second revision")
+    history = await revisions(env)
+    [second] = set(history) - {first}
+    assert history == {first: (1, ""), second: (2, "bump to 0.7.0")}
+
+    # Back to the first configuration: its revision is used again, with the next number.
+    await change(env, IMAGE, "back to 0.6.1")
+
+    async def renumbered() -> bool:
+        return (await revisions(env)).get(first, (0, ""))[0] == 3
+    await eventually(renumbered, within=60, what="the first revision renumbered")
+    assert await revisions(env) == {first: (3, "back to 0.6.1"), second: (2, "bump to 0.7.0")}
+
+    # A history limit of one keeps the current revision alone, once the old generation is gone.
+    await env.k("annotate", DGD, GRAPH, "nvidia.com/revision-history-limit=1")
+
+    async def one() -> bool:
+        return list(await revisions(env)) == [first]
+    await eventually(one, within=90, what="the history pruned to its limit")

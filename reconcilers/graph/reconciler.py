@@ -55,6 +55,7 @@ from reconcilers.graph.path import WorkloadPath
 from reconcilers.graph.provider_rollout import provider_workers, record_provider_change
 from reconcilers.graph.readiness import ServiceReadiness
 from reconcilers.graph.restart import plan_restart
+from reconcilers.graph.revisions import owned_revisions
 from reconcilers.graph.rollout import FAILED as ROLLOUT_FAILED_PHASE
 from reconcilers.graph.rollout import RECHECK_SECONDS, Rollout, observe_rollout, provider_rollout
 from reconcilers.graph.status import (
@@ -184,7 +185,8 @@ class GraphDeploymentReconciler:
                                      planner_cluster_role=ctx.planner_cluster_role_name,
                                      epp_cluster_role=ctx.epp_cluster_role_name,
                                      mpi_secret=mpi_secret,
-                                     workers=rollout.plan if rollout is not None else None)
+                                     workers=rollout.plan if rollout is not None else None,
+                                     revisions=await owned_revisions(ctx, live))
         except GenerationError as error:
             raise TerminalError(str(error), reason=RECONCILE_FAILED) from None
         # The settings and cluster roles are the process's: the rest is the graph's own.
@@ -200,8 +202,6 @@ class GraphDeploymentReconciler:
             raise TerminalError(synced.not_owned_message("graph"), reason=RECONCILE_FAILED,
                                 retry_after=NOT_OWNED_RETRY)
         readiness = await path.readiness(synced)
-        return live, _verdict(live, readiness, rollout), readiness, plan.status, rollout
-
         workers = provider_workers(graph, isinstance(path, GrovePath))
         if workers:
             change = await record_provider_change(ctx, self.writer.recorder, live, graph,
@@ -209,6 +209,8 @@ class GraphDeploymentReconciler:
             live = change.live
             if rollout is None or rollout.status is None:
                 rollout = provider_rollout(change.status)
+        return live, _verdict(live, readiness, rollout), readiness, plan.status, rollout
+
     async def _finish(self, before: Json, live: Json, verdict: Verdict,
                       readiness: list[ServiceReadiness] | None, restart: Json | None,
                       pace: bool = False, rollout: Rollout | None = None) -> Result | None:

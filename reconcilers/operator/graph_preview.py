@@ -22,6 +22,7 @@ from reconcilers.graph.components import ComponentPath
 from reconcilers.graph.grove import GrovePath
 from reconcilers.graph.path import WorkloadPath
 from reconcilers.graph.restart import plan_restart
+from reconcilers.graph.revisions import owned_revisions
 from reconcilers.graph.rollout import Rollout, observe_rollout
 from reconcilers.machinery.context import OperatorContext
 from reconcilers.machinery.mpi_secret import mpi_source
@@ -62,7 +63,8 @@ async def preview(ctx: OperatorContext, live: Json, graph: HubGraph, *,
     desired = graph_children(graph, ctx.settings, tokens=plan.tokens,
                              planner_cluster_role=planner_cluster_role,
                              epp_cluster_role=epp_cluster_role, mpi_secret=mpi_secret,
-                             workers=rollout.plan if rollout is not None else None)
+                             workers=rollout.plan if rollout is not None else None,
+                             revisions=await owned_revisions(ctx, live))
     return Preview(desired, rollout)
 
 

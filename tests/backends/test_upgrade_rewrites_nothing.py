@@ -73,6 +73,8 @@ def _graph(stored: Json, settings: Any) -> Json:
     dcds = []
     for child in desired.children:
         obj = child.obj
+        if obj.get("kind") == "ControllerRevision":
+            continue  # the worker revision history: new objects, none rewritten (#28)
         if obj.get("kind") != "DynamoComponentDeployment":
             others.append([obj, child.write.name])
             continue
@@ -89,7 +91,7 @@ def _graph(stored: Json, settings: Any) -> Json:
     # The view's path named the DCDs it prunes in `v1alpha1`, the version it built them in;
     # the kinds pruned are compared as such (a version there only finds the resource).
     pruned = [[SPOKE if k == (HUB, "DynamoComponentDeployment") else k[0], k[1]]
-              for k in desired.pruned]
+              for k in desired.pruned if k[1] != "ControllerRevision"]
     others.append({"required": [[r.api_version, r.kind, r.name] for r in desired.required],
                    "pruned": pruned})
     return {"dcds": dcds, "others": digest(others)}
