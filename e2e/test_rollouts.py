@@ -104,6 +104,10 @@ async def test_an_image_change_rolls_prefill_and_decode_together(
     assert not set(after) & set(before), (before, after)
     graph = await env.get(DGD, GRAPH)
     assert sorted(graph["status"]["rollingUpdate"]["updatedComponents"]) == sorted(WORKERS)
+    events = json.loads(await env.k("get", "events", "-o", "json"))["items"]
+    reasons = [e["reason"] for e in events if e["involvedObject"]["name"] == GRAPH]
+    assert reasons.count("RollingUpdateStarted") == 1, reasons
+    assert reasons.count("RollingUpdateCompleted") == 1, reasons
 
 
 @pytest.mark.parametrize("second", ["0.8.0", "0.6.1"], ids=["change", "revert"])

@@ -65,6 +65,8 @@ Json = dict[str, Any]
 
 PENDING, IN_PROGRESS, COMPLETED, FAILED = "Pending", "InProgress", "Completed", "Failed"
 DEFAULT_DEADLINE = timedelta(minutes=10)
+#: The graph controller's event source (`reconciler.NAME`).
+EVENT_SOURCE = "dynamographdeployment"
 #: How often a rolling graph looks again: pods that finish terminating wake nothing.
 RECHECK_SECONDS = 2.0
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
@@ -138,7 +140,32 @@ async def observe_rollout(ctx: OperatorContext, live: Json, graph: HubGraph,
         step.plan.dcds[s], key=lambda d: (d.target, d.generation))) for s in services}
     status, failure = await _status(ctx, live, previous, step, target, states, pods_by_dcd,
                                     hold, now, progress_deadline(graph))
+    await _tell(ctx, live, previous, status, target, states)
     return Rollout(step, target, names, status, failure)
+
+
+async def _tell(ctx: OperatorContext, live: Json, previous: Json | None, status: Json | None,
+                target: str, states: Mapping[str, ServiceState]) -> None:
+    """A Normal event when a rollout starts (naming the components Recreate replaces without
+    surge, with an outage) and when it completes."""
+    before = (previous or {}).get("phase")
+    after = (status or {}).get("phase")
+    if before == after or after not in (PENDING, COMPLETED):
+        return
+    recorder = ctx.recorder(EVENT_SOURCE)
+    if after == COMPLETED:
+        await recorder.normal(live, "RollingUpdateCompleted",
+                              f"Worker generation {target or 'legacy'} serves alone")
+        return
+    if before in (IN_PROGRESS, FAILED):
+        return
+    message = (f"Rolling workers {', '.join(sorted(states))} out to generation "
+               f"{target or 'legacy'}")
+    recreated = sorted(name for name, s in states.items() if s.budget.recreate)
+    if recreated:
+        message += (f"; Recreate: {', '.join(recreated)} replaced without surge, their old "
+                    "pods stop before new ones start (those components are down meanwhile)")
+    await recorder.normal(live, "RollingUpdateStarted", message)
 
 
 def _worker_dcds(owned: list[Json], graph: str, services: list[str]

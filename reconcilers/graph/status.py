@@ -167,14 +167,17 @@ ON_THE_WAY = frozenset({NOT_READY, ROLLING_UPDATE})
 def is_intermediate(current: Json, status: Json) -> bool:
     """Whether `status` is a step on the way, worth holding for a moment before it is written
     (`machinery.status_pacer`): the graph is pending and was pending (or had no status) at
-    the same generation, with nothing wrong before or now, and no restart news. A new state,
-    generation or restart, and any failure or problem, are written at once."""
+    the same generation, with nothing wrong before or now, and no restart or rollout news. A
+    new state, generation, restart or rollout phase, and any failure or problem, are written
+    at once."""
     if status.get("state") != PENDING or current.get("state") not in (None, PENDING):
         return False
     if current.get("observedGeneration") not in (None, status.get("observedGeneration")):
         return False
     if current.get("restart") != status.get("restart"):
         return False
+    if current.get("rollingUpdate") != status.get("rollingUpdate"):
+        return False  # a rollout's phase is news (and its events follow the written phase)
     new = get_condition(status.get("conditions"), READY) or {}
     old = get_condition(current.get("conditions"), READY)
     return new.get("reason") in ON_THE_WAY and (old is None or old.get("reason") in ON_THE_WAY)
