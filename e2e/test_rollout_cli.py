@@ -134,3 +134,76 @@ async def test_each_worker_configuration_is_kept_as_a_controller_revision(
     async def one() -> bool:
         return list(await revisions(env)) == [first]
     await eventually(one, within=90, what="the history pruned to its limit")
+
+
+async def workers_image(env: Env) -> set[str]:
+    obj = await env.get(DGD, GRAPH)
+    return {obj["spec"]["services"][w]["extraPodSpec"]["mainContainer"]["image"]
+            for w in WORKERS}
+
+
+async def test_rollout_status_history_and_undo(env: Env, operator: OperatorProcess) -> None:
+    manifest = graph()
+    manifest["metadata"]["annotations"] = {"kubernetes.io/change-cause": "first"}
+    await env.k("apply", "-f", "-", stdin=json.dumps(manifest))
+    await env.wait_ready(GRAPH, seconds=90)
+    code, out, err = await cli(env, "rollout", "status", f"dgd/{GRAPH}")
+    assert code == 0 and "no worker rollout has run" in out, (out, err)
+    assert "VllmDecodeWorker 2/2 ready, VllmPrefillWorker 2/2 ready" in out, out
+
+    await change(env, "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0", "bump")
+    code, out, err = await cli(env, "rollout", "status", "--watch", "--timeout", "120",
+                               f"dgd/{GRAPH}")
+    assert code == 0, (out, err)
+    assert "rollout Completed" in out.splitlines()[-2], out
+    assert "updated components: VllmDecodeWorker, VllmPrefillWorker" in out, out
+
+    code, out, err = await cli(env, "rollout", "history", f"dgd/{GRAPH}")
+    assert code == 0, err
+    rows = [line.split() for line in out.splitlines()[1:]]
+    assert [r[0] for r in rows] == ["REVISION", "1", "2"], out
+    assert [r[2] for r in rows[1:]] == ["first", "bump"], out
+    code, out, _ = await cli(env, "rollout", "history", "--revision", "1", f"dgd/{GRAPH}")
+    assert code == 0 and "image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1" in out, out
+
+    # Undo: the previous revision's workers are written back into the graph's spec.
+    code, out, err = await cli(env, "rollout", "undo", f"dgd/{GRAPH}")
+    assert code == 0 and "rolled back to revision 1" in out, (out, err)
+    assert await workers_image(env) == {IMAGE}
+    code, out, err = await cli(env, "rollout", "status", "-w", "--timeout", "120",
+                               f"dgd/{GRAPH}")
+    assert code == 0, (out, err)
+    code, out, _ = await cli(env, "rollout", "history", f"dgd/{GRAPH}")
+    assert [line.split()[:3] for line in out.splitlines()[2:]] == [
+        ["2", rows[2][1], "bump"], ["3", rows[1][1], "first"]], out
+    await env.wait_ready(GRAPH, seconds=60)
+    obj = await env.get(DGD, GRAPH)
+    assert obj["spec"]["services"]["VllmDecodeWorker"]["replicas"] == 2
+
+    code, out, _ = await cli(env, "rollout", "undo", "--to-revision", "3", f"dgd/{GRAPH}")
+    assert code == 0 and "skipped rollback" in out, out
+    code, _, err = await cli(env, "rollout", "undo", "--to-revision", "9", f"dgd/{GRAPH}")
+    assert code == 2 and "revision 9 not found" in err, err
+
+
+async def test_rollout_status_exits_1_on_a_failed_rollout_and_undo_recovers(
+        env: Env, operator: OperatorProcess) -> None:
+    manifest = graph()
+    manifest["metadata"]["annotations"] = {"nvidia.com/rollout-progress-deadline": "4s"}
+    await env.k("apply", "-f", "-", stdin=json.dumps(manifest))
+    await env.wait_ready(GRAPH, seconds=90)
+    crash = {"spec": {"services": {w: {
+        "extraPodMetadata": {"annotations": {"localcluster.dev/mode": "crashloop"}},
+        "extraPodSpec": {"mainContainer": {"image": "example.com/broken:1"}}}
+        for w in WORKERS}}}
+    await env.k("patch", DGD, GRAPH, "--type=merge", "-p", json.dumps(crash))
+    code, out, err = await cli(env, "rollout", "status", "-w", "--timeout", "120",
+                               f"dgd/{GRAPH}")
+    assert code == 1 and "rollout Failed" in out, (out, err)
+
+    code, out, err = await cli(env, "rollout", "undo", f"dgd/{GRAPH}")
+    assert code == 0 and "rolled back to revision 1" in out, (out, err)
+    code, out, err = await cli(env, "rollout", "status", "-w", "--timeout", "120",
+                               f"dgd/{GRAPH}")
+    assert code == 0 and "rollout Completed" in out, (out, err)
+    assert await workers_image(env) == {IMAGE}
