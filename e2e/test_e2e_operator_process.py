@@ -9,13 +9,13 @@ import signal
 from collections.abc import Awaitable, Callable
 
 import pytest
-from e2e_support import DCD, DGD, EXAMPLES, Env, OperatorProcess, eventually
+from e2e_support import DCD, DGD, EXAMPLES, Env, OperatorProcess, eventually, worker_dcd
 
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation import SimulationConfig, default_nodes
 
-WORKER = "vllm-agg-vllmdecodeworker"
+SERVICE = "VllmDecodeWorker"
 NEW_IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"
 #: How long the idle operator is watched for writes (the issue asks 60 s; CI uses 10).
 IDLE_SECONDS = float(os.environ.get("E2E_IDLE_SECONDS", "60"))
@@ -38,6 +38,7 @@ async def test_sigkill_mid_rollout_converges(env: Env, operators: Start) -> None
     op = await operators("op-1")
     await env.apply_example("vllm-agg")
     await env.wait_ready("vllm-agg")
+    old = await worker_dcd(env, "vllm-agg", SERVICE)
     await env.k("patch", DGD, "vllm-agg", "--type=json", "-p", json.dumps([
         {"op": "replace", "path": "/spec/services/VllmDecodeWorker/replicas", "value": 3},
         {"op": "replace",
@@ -48,17 +49,23 @@ async def test_sigkill_mid_rollout_converges(env: Env, operators: Start) -> None
     await operators("op-2")  # takes the lease once the dead holder's lease expires (6 s)
     await eventually(lambda: _holder_is(env, "op-2"), within=20, what="op-2 to lead")
     await env.wait_ready("vllm-agg")
+    # the image change is a new worker generation: its DCD and Deployment replace the old
+    worker = await worker_dcd(env, "vllm-agg", SERVICE, within=60)
+    assert worker != old
 
     async def converged() -> bool:
-        dep = await env.get("deploy", WORKER)
+        dep = await env.get("deploy", worker)
         status = dep.get("status") or {}
         return (dep["spec"]["replicas"] == 3 and status.get("updatedReplicas") == 3
                 and status.get("availableReplicas") == 3 and status.get("replicas") == 3)
     await eventually(converged, what="3 updated, available worker replicas")
-    assert await env.names(DCD) == ["vllm-agg-frontend", WORKER]
-    assert await env.names("deploy") == ["vllm-agg-frontend", WORKER]
+    assert await env.names(DCD) == ["vllm-agg-frontend", worker]
+
+    async def old_deployment_gone() -> bool:
+        return await env.names("deploy") == ["vllm-agg-frontend", worker]
+    await eventually(old_deployment_gone, what="only the new generation's Deployment")
     services = [n for n in await env.names("svc") if n.startswith("vllm-agg")]
-    assert set(services) <= {"vllm-agg-frontend", WORKER}, services
+    assert set(services) <= {"vllm-agg-frontend", worker}, services
     pods = (await env.get("pods", selector="nvidia.com/dynamo-component=VllmDecodeWorker"))
     live = [p for p in pods["items"] if not p["metadata"].get("deletionTimestamp")]
     assert len(live) == 3
