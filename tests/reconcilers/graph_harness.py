@@ -11,7 +11,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from backends.hub_graph import hub_graph
 from backends.settings import OperatorSettings
+from backends.worker_generation import worker_dcd_name, worker_hash
 from controller.client import ClientConfig, KubeClient
 from controller.errors import ApiError, NotFound
 from controller.informer import WatchSettings
@@ -33,6 +35,9 @@ EVENTS = Resource("", "v1", "events", "Event")
 AGENT = "dynamo-operator/dgd-test"
 SETUP_AGENT = "graph-test-setup"
 NS = "t"
+GRAPH_LABEL = "nvidia.com/dynamo-graph-deployment-name"
+COMPONENT_LABEL = "nvidia.com/dynamo-component"
+WORKER_HASH_LABEL = "nvidia.com/dynamo-worker-hash"
 FAST_WATCH = WatchSettings(bookmark_interval=0.5, min_watch_timeout=30.0,
                            backoff_initial=0.05, backoff_max=0.5)
 
@@ -142,3 +147,43 @@ def ready_condition(dgd: Json) -> Json:
 async def events(client: KubeClient, involved: str) -> list[Json]:
     items = (await client.list(EVENTS, NS))["items"]
     return [e for e in items if e["involvedObject"].get("name") == involved]
+
+
+def worker_name(manifest: Json, service: str) -> str:
+    """The name of a worker service's DCD for the graph `manifest` states (either version):
+    `<graph>-<service>-<hash>`, the hash its workers' generation."""
+    return worker_dcd_name(manifest["metadata"]["name"], service,
+                           worker_hash(hub_graph(manifest)))
+
+
+async def worker_dcd(client: KubeClient, service: str, graph: str = "g",
+                     namespace: str = NS) -> Json:
+    """The graph's DCD of `service`, found by its labels: of those not terminating, the one of
+    the graph's current worker generation if there is one, else the newest. NotFound if none
+    (so that `eventually` waits for it)."""
+    selector = f"{GRAPH_LABEL}={graph},{COMPONENT_LABEL}={service}"
+    items = (await client.list(COMPONENT_DEPLOYMENTS, namespace,
+                               label_selector=selector))["items"]
+    live = [d for d in items if not d["metadata"].get("deletionTimestamp")]
+    if not live:
+        raise NotFound(message=f"no DCD of {graph}/{service}")
+    try:
+        current = worker_name(await client.get(GRAPH_DEPLOYMENTS, namespace, graph), service)
+    except NotFound:
+        current = ""
+    for dcd in live:
+        if dcd["metadata"]["name"] == current:
+            return dcd
+    return max(live, key=lambda d: (d["metadata"].get("creationTimestamp", ""),
+                                    int(d["metadata"].get("resourceVersion") or 0)))
+
+
+async def worker_dcd_names(client: KubeClient, graph: str = "g",
+                           namespace: str = NS) -> dict[str, str]:
+    """Service -> DCD name of every non-terminating DCD of the graph (the newest per service)."""
+    items = (await client.list(COMPONENT_DEPLOYMENTS, namespace,
+                               label_selector=f"{GRAPH_LABEL}={graph}"))["items"]
+    services = {d["metadata"]["labels"].get(COMPONENT_LABEL) for d in items
+                if not d["metadata"].get("deletionTimestamp")}
+    return {s: (await worker_dcd(client, s, graph, namespace))["metadata"]["name"]
+            for s in services if s}

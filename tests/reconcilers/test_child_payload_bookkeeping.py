@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from graph_harness import NS, ROOT, eventually, installed_client, operator
+from graph_harness import NS, ROOT, eventually, installed_client, operator, worker_name
 
 from api.conversion import CONVERSIONS
 from controller.client import KubeClient
@@ -20,7 +20,6 @@ from reconcilers.machinery.applied_metadata import APPLIED_KEYS_ANNOTATION
 from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS
 
 Json = dict[str, Any]
-DCD = "vllm-lora-vllmdecodeworker"
 SPEC_PAYLOAD = CONVERSIONS["DynamoComponentDeployment"].spec_annotation
 
 
@@ -34,14 +33,15 @@ async def test_an_updated_child_records_no_payload_and_settles(client: KubeClien
                                                                 kubeconfig: Path) -> None:
     graph: Json = yaml.safe_load((ROOT / "deploy/examples/vllm-lora.yaml").read_text())
     graph["metadata"]["namespace"] = NS
+    dcd_name = worker_name(graph, "VllmDecodeWorker")  # vllm-lora-vllmdecodeworker-<hash>
     await client.create(ALPHA_GRAPHS, graph)
     async with operator(kubeconfig):
-        await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, DCD))
+        await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, dcd_name))
         await client.patch(ALPHA_GRAPHS, NS, "vllm-lora", {"spec": {"services": {
             "VllmDecodeWorker": {"replicas": 3}}}})
 
         async def updated() -> Json | None:
-            dcd: Json = await client.get(COMPONENT_DEPLOYMENTS, NS, DCD)
+            dcd: Json = await client.get(COMPONENT_DEPLOYMENTS, NS, dcd_name)
             return dcd if dcd["spec"].get("replicas") == 3 else None
 
         dcd = await eventually(updated)

@@ -8,10 +8,19 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from graph_harness import NS, Json, events, eventually, graph, installed_client, operator
+from graph_harness import (
+    NS,
+    Json,
+    events,
+    eventually,
+    graph,
+    installed_client,
+    operator,
+    worker_dcd,
+)
 
 from controller.client import KubeClient
-from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
+from hack.our_crds import GRAPH_DEPLOYMENTS
 from reconcilers.graph.checkpoint_notice import CHECKPOINT_IGNORED, checkpointed_components
 
 
@@ -38,7 +47,7 @@ async def test_a_checkpointed_graph_is_warned_once_per_generation(
         [warning] = await eventually(lambda: _warnings(client))
         assert warning["type"] == "Warning"
         assert "decode start cold" in warning["message"]
-        await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, "g-decode"))
+        await eventually(lambda: worker_dcd(client, "decode"))
         # A change of metadata only is reconciled without a new generation: no new warning.
         await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"metadata": {"labels": {"x": "1"}}})
         await client.patch(GRAPH_DEPLOYMENTS, NS, "g",
@@ -60,7 +69,7 @@ async def test_a_graph_without_checkpoints_is_not_warned(
         client: KubeClient, kubeconfig: Path) -> None:
     async with operator(kubeconfig):
         await client.create(GRAPH_DEPLOYMENTS, graph())
-        await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, "g-decode"))
+        await eventually(lambda: worker_dcd(client, "decode"))
         await eventually(lambda: _observed(client))
         assert await _warnings(client) == []
 

@@ -21,6 +21,7 @@ from graph_harness import (
     operator,
     ready_condition,
     report,
+    worker_name,
 )
 
 from controller.client import KubeClient
@@ -69,15 +70,19 @@ def with_adapter_and_claim() -> Json:
 async def test_children_status_and_idle(client: KubeClient, kubeconfig: Path,
                                         cluster: LocalCluster) -> None:
     async with operator(kubeconfig, planner_cluster_role_name="planner-role"):
-        created = await client.create(GRAPH_DEPLOYMENTS, with_adapter_and_claim())
+        manifest = with_adapter_and_claim()
+        created = await client.create(GRAPH_DEPLOYMENTS, manifest)
         uid = created["metadata"]["uid"]
+        decode = worker_name(manifest, "decode")  # g-decode-<hash>: a worker generation
         # Children: DCDs named and labelled per service, owned by the graph.
-        for name, service in (("g-frontend", "Frontend"), ("g-decode", "decode")):
+        for name, service in (("g-frontend", "Frontend"), (decode, "decode")):
             dcd = await eventually(lambda n=name: client.get(COMPONENT_DEPLOYMENTS, NS, n))
             labels = dcd["metadata"]["labels"]
             assert labels[GRAPH_LABEL] == "g"
             assert labels["nvidia.com/dynamo-component"] == service
             assert labels["nvidia.com/dynamo-namespace"] == "t-g"
+            assert (labels.get("nvidia.com/dynamo-worker-hash") == decode.rsplit("-", 1)[1]
+                    if service == "decode" else "nvidia.com/dynamo-worker-hash" not in labels)
             assert dcd["spec"]["serviceName"] == service
             assert dcd["metadata"]["annotations"][GENERATION_ANNOTATION] == "1"
             assert HASH_ANNOTATION in dcd["metadata"]["annotations"]
@@ -110,22 +115,22 @@ async def test_children_status_and_idle(client: KubeClient, kubeconfig: Path,
 
         # One replica of two ready: the reason names the service and the counts.
         await report(client, "g-frontend", 1)
-        await report(client, "g-decode", 2, ready=1)
+        await report(client, decode, 2, ready=1)
 
         async def half_ready() -> bool:
             message = ready_condition(await dgd(client))["message"]
             return message == "Resources not ready: decode: 1/2 replicas ready"
         await eventually(half_ready)
 
-        await report(client, "g-decode", 2)
+        await report(client, decode, 2)
         done = await state(client, "successful")
         condition = ready_condition(done)
         assert (condition["status"], condition["reason"], condition["message"]) == (
             "True", "all_resources_are_ready", "All resources are ready")
         assert done["status"]["observedGeneration"] == done["metadata"]["generation"]
         assert done["status"]["services"]["decode"] == {
-            "componentKind": "Deployment", "componentName": "g-decode",
-            "componentNames": ["g-decode"], "replicas": 2,
+            "componentKind": "Deployment", "componentName": decode,
+            "componentNames": [decode], "replicas": 2,
             "updatedReplicas": 2, "readyReplicas": 2, "availableReplicas": 2}
         since = condition["lastTransitionTime"]
 
@@ -136,20 +141,20 @@ async def test_children_status_and_idle(client: KubeClient, kubeconfig: Path,
         assert cluster.stats.writes(user_agent=AGENT) == 0
 
         # A rollout: the old pods still cover the count, yet the graph is not ready.
-        await report(client, "g-decode", 2, updated=1, total=3, available=True)
+        await report(client, decode, 2, updated=1, total=3, available=True)
         rolling = await state(client, "pending")
         condition = ready_condition(rolling)
         assert condition["reason"] == "rolling_update_in_progress"
         assert "decode: 1/2 replicas updated" in condition["message"]
         assert condition["lastTransitionTime"] >= since
         # A pod problem reported by the DCD surfaces as the reason.
-        await report(client, "g-decode", 2, ready=1, reason="ImagePullBackOff", message=(
+        await report(client, decode, 2, ready=1, reason="ImagePullBackOff", message=(
             "1/2 replicas available; pod g-decode-x container main: ImagePullBackOff: no"))
 
         async def image_problem() -> bool:
             return ready_condition(await dgd(client))["reason"] == "image_pull_failed"
         await eventually(image_problem)
-        await report(client, "g-decode", 2)
+        await report(client, decode, 2)
         await state(client, "successful")
 
         # Repeats of one event are counted on the first Event (client-go's aggregation). The
@@ -169,9 +174,11 @@ async def test_children_status_and_idle(client: KubeClient, kubeconfig: Path,
 async def test_removed_service_and_adapter_ownership(client: KubeClient,
                                                      kubeconfig: Path) -> None:
     async with operator(kubeconfig):
-        await client.create(GRAPH_DEPLOYMENTS, with_adapter_and_claim())
+        manifest = with_adapter_and_claim()
+        decode = worker_name(manifest, "decode")
+        await client.create(GRAPH_DEPLOYMENTS, manifest)
         await eventually(lambda: client.get(SCALING_ADAPTERS, NS, "g-decode"))
-        await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, "g-decode"))
+        await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, decode))
         # An autoscaler moves the adapter; the graph controller never writes it back, even
         # when the graph is reconciled again.
         await client.patch(SCALING_ADAPTERS, NS, "g-decode", {"spec": {"replicas": 5}},
@@ -183,11 +190,11 @@ async def test_removed_service_and_adapter_ownership(client: KubeClient,
         assert frontend
         assert (await client.get(SCALING_ADAPTERS, NS, "g-decode"))["spec"]["replicas"] == 5
         # The DCD follows the graph's replicas (the adapter controller's job to move them).
-        dcd = await client.get(COMPONENT_DEPLOYMENTS, NS, "g-decode")
+        dcd = await client.get(COMPONENT_DEPLOYMENTS, NS, decode)
         assert dcd["spec"]["replicas"] == 2
         await client.patch(GRAPH_DEPLOYMENTS, NS, "g",
                            {"spec": {"services": {"decode": {"replicas": 5}}}})
-        await eventually(lambda: _replicas(client, "g-decode", 5))
+        await eventually(lambda: _replicas(client, decode, 5))
         assert (await client.get(SCALING_ADAPTERS, NS, "g-decode"))["spec"]["replicas"] == 5
 
         # A DCD of the same label not owned by the graph is left alone by pruning.
@@ -254,6 +261,7 @@ async def test_replace_keeps_children(client: KubeClient, kubeconfig: Path,
 
 
 async def report_when_created(client: KubeClient) -> None:
-    for name, replicas in (("g-frontend", 1), ("g-decode", 2)):
+    decode = worker_name(with_adapter_and_claim(), "decode")
+    for name, replicas in (("g-frontend", 1), (decode, 2)):
         await eventually(lambda n=name: client.get(COMPONENT_DEPLOYMENTS, NS, n))
         await report(client, name, replicas)

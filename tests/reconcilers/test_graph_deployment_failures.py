@@ -18,6 +18,7 @@ from graph_harness import (
     graph,
     installed_client,
     operator,
+    worker_dcd,
 )
 
 from backends.settings import OperatorSettings
@@ -74,7 +75,7 @@ async def test_invalid_graph_fails_once_without_retries(client: KubeClient, kube
         # Fixing the spec is a new generation: the graph is deployed.
         await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"spec": {"services": {
             "Bad_Name": None, "good": {"componentType": "worker"}}}})
-        await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, "g-good"))
+        await eventually(lambda: worker_dcd(client, "good"))
 
 
 async def test_multinode_without_orchestrator(client: KubeClient, kubeconfig: Path) -> None:
@@ -102,7 +103,7 @@ async def test_missing_claim_fails_until_it_appears(client: KubeClient,
             "metadata": {"name": "cache", "namespace": NS},
             "spec": {"accessModes": ["ReadWriteOnce"],
                      "resources": {"requests": {"storage": "1Gi"}}}})
-        await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, "g-decode"))
+        await eventually(lambda: worker_dcd(client, "decode"))
         claim = await client.get(PERSISTENT_VOLUME_CLAIMS, NS, "cache")
         assert not claim["metadata"].get("ownerReferences")  # never adopted
 
@@ -114,7 +115,7 @@ async def test_terminating_graph_gets_no_children(client: KubeClient, kubeconfig
     manifest["metadata"]["finalizers"] = ["test.example.com/hold", "nvidia.com/finalizer"]
     async with operator(kubeconfig):
         await client.create(GRAPH_DEPLOYMENTS, manifest)
-        await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, "g-decode"))
+        await eventually(lambda: worker_dcd(client, "decode"))
         # Foreground deletion, as ArgoCD prunes: the graph stays while its children go.
         await client.delete(GRAPH_DEPLOYMENTS, NS, "g", propagation_policy="Foreground")
         await eventually(lambda: _finalizer_released(client))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from graph_harness import NS, eventually, graph, install, operator, setup_client
+from graph_harness import NS, eventually, graph, install, operator, setup_client, worker_name
 from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
@@ -26,7 +26,8 @@ async def test_graph_reconcile_lines_name_their_object(kubeconfig: Path) -> None
         await client.close()
     created = [line for line in lines if line["event"] == "child created"]
     assert {(line["kind"], line["child"]) for line in created} >= {
-        ("DynamoComponentDeployment", "g-frontend"), ("DynamoComponentDeployment", "g-decode")}
+        ("DynamoComponentDeployment", "g-frontend"),
+        ("DynamoComponentDeployment", worker_name(graph("g"), "decode"))}
     changed = [line for line in lines if line["event"] == "state changed"]
     assert changed and changed[0]["state"] == "pending"
     for line in created + changed:
@@ -44,7 +45,8 @@ async def _reconcile_one_graph(client: KubeClient, kubeconfig: Path) -> list[dic
     with capture_logs(processors=[merge_contextvars]) as lines:
         async with operator(kubeconfig):
             await client.create(GRAPH_DEPLOYMENTS, graph("g"))
-            await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, "g-decode"))
+            await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS,
+                                                worker_name(graph("g"), "decode")))
 
             async def pending() -> bool:
                 status = (await client.get(GRAPH_DEPLOYMENTS, NS, "g")).get("status") or {}

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graph_harness import NS, events, eventually, graph, install, operator, setup_client
+from graph_harness import (
+    NS,
+    events,
+    eventually,
+    graph,
+    install,
+    operator,
+    setup_client,
+    worker_name,
+)
 from structlog.contextvars import merge_contextvars
 from structlog.testing import capture_logs
 
@@ -24,9 +33,11 @@ async def test_server_errors_leave_the_graph_pending_and_are_retried(
                                     resources=("dynamocomponentdeployments",), times=3)
         with capture_logs(processors=[merge_contextvars]) as lines:
             async with operator(kubeconfig):
-                await client.create(GRAPH_DEPLOYMENTS, graph("g"))
+                manifest = graph("g")
+                await client.create(GRAPH_DEPLOYMENTS, manifest)
                 await eventually(lambda: rule.hits >= 3)
-                await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, "g-decode"))
+                await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS,
+                                                    worker_name(manifest, "decode")))
 
                 async def pending() -> bool:
                     obj = await client.get(GRAPH_DEPLOYMENTS, NS, "g")
