@@ -133,6 +133,13 @@ def component_selector(graph: str, service: str) -> str:
     return f"{GRAPH_LABEL}={graph},{COMPONENT_LABEL}={service}"
 
 
+async def current_worker_dcd(env: Env, graph: str, service: str) -> str | None:
+    """The name of the DCD the graph's current worker generation gives the worker component,
+    computed from the live graph (None when the graph is gone); it need not exist yet."""
+    live = await env.get(DGD, graph)
+    return None if live is None else worker_dcd_name(graph, service, worker_generation(live))
+
+
 async def worker_dcds(env: Env, graph: str, service: str) -> list[str]:
     """The live (not terminating) DCDs of a worker component, of every generation, found by
     their labels."""

@@ -10,7 +10,16 @@ import json
 from typing import Any
 
 import pytest
-from e2e_support import DGD, DGDSA, Env, OperatorProcess, eventually
+from e2e_support import (
+    DGD,
+    DGDSA,
+    Env,
+    OperatorProcess,
+    current_worker_dcd,
+    eventually,
+    worker_dcd,
+    worker_dcds,
+)
 
 from controller.client import ClientConfig, KubeClient
 from hack.localcluster.server import LocalCluster
@@ -19,7 +28,6 @@ from hack.localcluster.simulation import HpaSettings, SimulationConfig
 GRAPH = "vllm-scaling-adapter"
 SERVICE = "VllmDecodeWorker"
 ADAPTER = f"{GRAPH}-vllmdecodeworker"
-WORKER = f"{GRAPH}-vllmdecodeworker"  # its DCD and Deployment
 OPERATOR_AGENT = "dynamo-operator"
 GRAPH_RESOURCE = "dynamographdeployments.nvidia.com"
 METRIC = "dynamo_queued_requests"
@@ -79,8 +87,14 @@ async def adapter(env: Env) -> dict[str, Any] | None:
     return obj
 
 
+async def worker(env: Env) -> str | None:
+    """The worker's DCD and Deployment: named for the graph's current worker generation."""
+    return await current_worker_dcd(env, GRAPH, SERVICE)
+
+
 async def worker_pods(env: Env) -> list[Any]:
-    dep = await env.get("deploy", WORKER)
+    name = await worker(env)
+    dep = None if name is None else await env.get("deploy", name)
     if dep is None:
         return []
     labels = dep["spec"]["selector"]["matchLabels"]
@@ -90,13 +104,17 @@ async def worker_pods(env: Env) -> list[Any]:
 
 
 async def settled_at(env: Env, n: int, image: str | None = None) -> bool:
-    """The graph asks for n, the adapter applied n, the Deployment and n Running pods follow."""
+    """The graph asks for n, the adapter applied n, the current worker generation's
+    Deployment (its only DCD left) and n Running pods follow."""
     if await service_replicas(env) != n:
         return False
     a = await adapter(env)
     if a is None or a["spec"].get("replicas") != n or (a.get("status") or {}).get("replicas") != n:
         return False
-    dep = await env.get("deploy", WORKER)
+    name = await worker(env)
+    if name is None or await worker_dcds(env, GRAPH, SERVICE) != [name]:
+        return False
+    dep = await env.get("deploy", name)
     if dep is None or dep["spec"].get("replicas") != n:
         return False
     pods = await worker_pods(env)
@@ -138,8 +156,10 @@ async def start_graph(env: Env) -> None:
 
 async def test_kubectl_scale_adapter(env: Env, operator: OperatorProcess) -> None:
     await start_graph(env)
+    before = await worker_dcd(env, GRAPH, SERVICE)
     await env.k("scale", f"{DGDSA}/{ADAPTER}", "--replicas=3")
     await wait_settled(env, 3)
+    assert await worker_dcd(env, GRAPH, SERVICE) == before  # scaling starts no generation
     out = await env.k("get", DGDSA, ADAPTER, "-o", "wide")
     header, row = out.splitlines()[:2]
     columns = dict(zip(header.split(), row.split(), strict=False))
@@ -269,7 +289,7 @@ async def test_disable_adapter_keeps_replicas(env: Env, operator: OperatorProces
     await eventually(gone, within=WITHIN, interval=0.5, what="the adapter to be deleted")
     await asyncio.sleep(2.0)
     assert await service_replicas(env) == 3
-    dep = await env.get("deploy", WORKER)
+    dep = await env.get("deploy", await worker_dcd(env, GRAPH, SERVICE))
     assert dep["spec"]["replicas"] == 3
     assert len(await worker_pods(env)) == 3
     await env.wait_ready(GRAPH, 120)
