@@ -81,6 +81,18 @@ async def test_diff_says_nothing_changes_then_names_the_rollout_and_its_gpus(
     assert "-  replicas: 2\n+  replicas: 3" in out, out
     assert ": created" not in out and ": deleted" not in out, out
 
+    # A graph not in the cluster yet: it and every child are created, nothing rolls.
+    other = graph()
+    other["metadata"]["name"] = "fresh"
+    code, out, err = await diff(env, other)
+    assert code == 1, (out, err)
+    assert f"DynamoGraphDeployment {env.namespace}/fresh: created" in out, out
+    assert f"DynamoComponentDeployment {env.namespace}/fresh-frontend: created" in out, out
+    assert f"ControllerRevision {env.namespace}/fresh-" in out, out
+    assert "worker rollout: none (the workers start in generation" in out, out
+    assert ": changed" not in out and ": deleted" not in out, out
+    assert await env.names(DGD) == [GRAPH]  # a dry run: nothing was written
+
 
 async def revisions(env: Env) -> dict[str, tuple[int, str]]:
     """The graph's ControllerRevisions: name -> (revision, change-cause)."""
