@@ -20,6 +20,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from backends.hub_graph import hub_graph
 from backends.worker_generation import worker_dcd_name, worker_hash
 from hack.localcluster.server import LocalCluster
@@ -131,6 +133,13 @@ def worker_generation(graph: dict[str, Any]) -> str:
 def component_selector(graph: str, service: str) -> str:
     """The label selector of a component's DCDs, Deployments, Services and pods."""
     return f"{GRAPH_LABEL}={graph},{COMPONENT_LABEL}={service}"
+
+
+def example_worker_dcd(example: str, service: str) -> str:
+    """The name of the worker DCD (and Deployment, Service) an example graph as written gives
+    the service: `<graph>-<service>-<generation>`, the generation from the manifest."""
+    graph = yaml.safe_load((EXAMPLES / f"{example}.yaml").read_text())
+    return worker_dcd_name(graph["metadata"]["name"], service, worker_generation(graph))
 
 
 async def current_worker_dcd(env: Env, graph: str, service: str) -> str | None:

@@ -11,7 +11,7 @@ import signal
 import time
 from collections.abc import Awaitable, Callable
 
-from e2e_support import DGD, EXAMPLES, Env, OperatorProcess, eventually
+from e2e_support import DGD, EXAMPLES, Env, OperatorProcess, eventually, example_worker_dcd
 
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import LocalCluster
@@ -77,7 +77,8 @@ async def test_each_namespace_has_one_writer(env: Env, operators: Start,
 
 
 async def _replicas(env: Env, namespace: str, count: int) -> bool:
-    dep = await get(env, namespace, "deploy", "vllm-agg-vllmdecodeworker")
+    # scaling starts no worker generation: the name stays the one the manifest gives
+    dep = await get(env, namespace, "deploy", example_worker_dcd("vllm-agg", "VllmDecodeWorker"))
     return dep is not None and dep["spec"]["replicas"] == count  # type: ignore[index]
 
 
