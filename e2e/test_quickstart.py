@@ -6,7 +6,7 @@ import asyncio
 import sys
 from pathlib import Path
 
-from e2e_support import ROOT
+from e2e_support import ROOT, example_worker_dcd
 
 
 async def test_quickstart_exit(tmp_path: Path) -> None:
@@ -20,5 +20,7 @@ async def test_quickstart_exit(tmp_path: Path) -> None:
     assert "admission and conversion webhooks: https://127.0.0.1:" in text, text
     assert "deploy/examples/v1beta1/vllm-agg.yaml" in text, text
     assert "dgd/vllm-agg Ready" in text, text
-    assert "pod/vllm-agg-vllmdecodeworker-" in text, text
+    # a pod of the worker's generation: <graph>-<component>-<worker hash>-...
+    worker = example_worker_dcd("v1beta1/vllm-agg", "VllmDecodeWorker")
+    assert f"pod/{worker}-" in text, text
     assert "export KUBECONFIG=" in text, text
