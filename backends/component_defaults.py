@@ -12,6 +12,7 @@ from typing import Any
 from backends import command, constants
 from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
+from backends.runtime_features import apply_runtime_gates, parse_version
 
 Json = dict[str, Any]
 
@@ -37,6 +38,8 @@ def default_container(spec: ComponentSpec, ctx: PodContext) -> Json:
     extra = _CONTAINERS.get(spec.component_type or "")
     if extra is not None:
         extra(container, spec, ctx)
+    version = parse_version(spec.spec.runtime_version_override)
+    apply_runtime_gates(container, spec.component_type, version)
     return container
 
 

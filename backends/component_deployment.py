@@ -25,7 +25,9 @@ from api.kube import copy_json
 from api.v1alpha1 import ExtraPodSpec, IngressSpec, IngressTLSSpec
 from backends import constants, labels, naming
 from backends.deployment_config import Configured, apply_deployment_config
+from backends.graph_metadata import stamp_metadata, with_graph_metadata
 from backends.hub_graph import HubGraph
+from backends.hub_only_fields import with_hub_only_fields
 from backends.merge import merge_env
 from backends.settings import OperatorSettings
 
@@ -54,7 +56,7 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
     """The DCD of one component of a graph, as the hub (JSON)."""
     name, namespace = graph.name, graph.namespace
     component = dict(graph.components())[service]
-    inputs = graph.inputs.component(service)
+    inputs = with_graph_metadata(graph, graph.inputs.component(service))
     dyn_ns = naming.dynamo_namespace(
         namespace, name, global_namespace=bool(component.global_dynamo_namespace)
     )
@@ -106,7 +108,8 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
         },
         "spec": spec,
     }
-    return with_component_inputs(child, child_inputs)
+    built = with_hub_only_fields(with_component_inputs(child, child_inputs), component)
+    return stamp_metadata(graph, built)
 
 
 def default_ingress(graph: str, settings: OperatorSettings) -> IngressSpec | None:

@@ -13,6 +13,7 @@ from backends import constants, frameworks, labels, naming
 from backends.component_deployment import default_ingress
 from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
+from backends.graph_metadata import stamp_metadata, with_graph_metadata, with_priority_class
 from backends.hub_graph import HubGraph
 from backends.ingress import ingress, virtual_service
 from backends.merge import merge_env
@@ -88,12 +89,13 @@ def pod_clique_set(
         "namespace": namespace,
         "labels": {constants.LABEL_GRAPH_NAME: graph},
     }
-    return {
+    pcs = {
         "apiVersion": constants.GROVE_API_VERSION,
         "kind": "PodCliqueSet",
         "metadata": meta,
         "spec": {"replicas": 1, "template": template},
     }
+    return with_priority_class(dgd, stamp_metadata(dgd, pcs))
 
 
 def grove_objects(
@@ -149,7 +151,7 @@ def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeployme
                   settings: OperatorSettings) -> ComponentSpec:
     """Component `key` (`spec`) as the pods see it: graph env under its own, and the graph's
     discovery backend recorded in its annotations."""
-    inputs = dgd.inputs.component(key)
+    inputs = with_graph_metadata(dgd, dgd.inputs.component(key))
     pod = inputs.pod
     graph_env = dgd.model.spec.env
     if graph_env or pod.envs:
