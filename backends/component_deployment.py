@@ -25,6 +25,7 @@ from api.kube import copy_json
 from api.v1alpha1 import ExtraPodSpec, IngressSpec, IngressTLSSpec
 from backends import constants, labels, naming
 from backends.deployment_config import Configured, apply_deployment_config
+from backends.dynamo_sidecar import with_graph_env
 from backends.graph_metadata import stamp_metadata, with_graph_metadata
 from backends.hub_graph import HubGraph
 from backends.hub_only_fields import with_hub_only_fields
@@ -57,6 +58,7 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
     name, namespace = graph.name, graph.namespace
     component = dict(graph.components())[service]
     inputs = with_graph_metadata(graph, graph.inputs.component(service))
+    inputs = with_graph_env(component, inputs, graph.model.spec.env)
     dyn_ns = naming.dynamo_namespace(
         namespace, name, global_namespace=bool(component.global_dynamo_namespace)
     )

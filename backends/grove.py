@@ -13,6 +13,7 @@ from backends import constants, frameworks, labels, naming
 from backends.component_deployment import default_ingress
 from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
+from backends.dynamo_sidecar import with_graph_env
 from backends.graph_metadata import stamp_metadata, with_graph_metadata, with_priority_class
 from backends.hub_graph import HubGraph
 from backends.ingress import ingress, virtual_service
@@ -152,6 +153,7 @@ def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeployme
     """Component `key` (`spec`) as the pods see it: graph env under its own, and the graph's
     discovery backend recorded in its annotations."""
     inputs = with_graph_metadata(dgd, dgd.inputs.component(key))
+    inputs = with_graph_env(spec, inputs, dgd.model.spec.env)
     pod = inputs.pod
     graph_env = dgd.model.spec.env
     if graph_env or pod.envs:

@@ -4,7 +4,7 @@ A child DCD carries no `v1beta1`-only field of its component by default (its `v1
 form, hence its spec hash, stays the one an older operator built). The fields that change
 how the DCD's own builders render its pods are the exception, and only when the component
 sets them, so a graph that does not use them rewrites nothing: `runtimeVersionOverride`
-(`backends.runtime_features`).
+(`backends.runtime_features`) and `dynamoSidecar` (`backends.dynamo_sidecar`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ Json = dict[str, Any]
 __all__ = ["CARRIED", "with_hub_only_fields"]
 
 #: The component fields (JSON names) a child DCD carries when they are set.
-CARRIED = ("runtimeVersionOverride",)
+CARRIED = ("runtimeVersionOverride", "dynamoSidecar")
 
 
 def with_hub_only_fields(dcd: Json, component: DynamoComponentDeploymentSharedSpec) -> Json:

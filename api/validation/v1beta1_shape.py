@@ -10,7 +10,8 @@ has already checked the types):
 - every component (a graph's entries, a DCD's spec): a `podTemplate` has a container `main`
   (the one the operator configures), every other container names its image (sidecars get
   no defaults), `frontendSidecar` names a container of the template and `dynamoSidecar` a
-  restartable init container; `minAvailable` at most `replicas` unless that is 0; `roles`
+  restartable init container (only on a single-node worker, prefill or decode without
+  checkpoint, GMS or failover); `minAvailable` at most `replicas` unless that is 0; `roles`
   only on a multinode component, exactly one leader and one worker, of 1 and
   `multinode.nodeCount - 1` pods when given;
 - on update: a component's `type`, once set, and its `minAvailable` do not change (a graph's
@@ -30,6 +31,8 @@ from api.v1beta1 import MAIN_CONTAINER, MAX_COMPONENTS
 __all__ = ["component_deployment_shape", "graph_deployment_shape", "v1beta1_shape"]
 
 EPP = "epp"
+#: The component types that may run the Dynamo runtime in a dynamoSidecar.
+RUNTIME_TYPES = ("worker", "prefill", "decode")
 #: The roles of a multinode component, and the pods each has in one instance.
 ROLE_PODS = {"leader": "the leader role has 1 pod",
              "worker": "the worker role has multinode.nodeCount - 1 pods"}
@@ -140,6 +143,28 @@ def _pod_template(path: str, component: Json) -> list[FieldError]:
                 f"{path}.dynamoSidecar",
                 f"Invalid value: {_quoted(runtime)}: must name an init container of "
                 "podTemplate.spec.initContainers with restartPolicy Always"))
+        errors += _runtime_mode(path, component)
+    return errors
+
+
+def _runtime_mode(path: str, component: Json) -> list[FieldError]:
+    """What a component with a dynamoSidecar may not be (the runtime runs beside the engine
+    only for a single-node worker, prefill or decode, without checkpoint, GMS or failover)."""
+    if component.get("type") not in RUNTIME_TYPES:
+        return [FieldError(f"{path}.dynamoSidecar", "Forbidden: is supported only for "
+                                                    "worker, prefill and decode components")]
+    errors = []
+    if component.get("multinode") is not None:
+        errors.append(FieldError(f"{path}.multinode", "Forbidden: is not supported with a "
+                                                      "dynamoSidecar"))
+    experimental = _dict(component.get("experimental"))
+    if _dict(experimental.get("checkpoint")).get("enabled") is True:
+        errors.append(FieldError(f"{path}.experimental.checkpoint",
+                                 "Forbidden: is not supported with a dynamoSidecar"))
+    for key in ("gpuMemoryService", "failover"):
+        if experimental.get(key) is not None:
+            errors.append(FieldError(f"{path}.experimental.{key}",
+                                     "Forbidden: is not supported with a dynamoSidecar"))
     return errors
 
 
