@@ -20,6 +20,7 @@ from backends.ingress import ingress, virtual_service
 from backends.merge import merge_env
 from backends.multinode import GROVE, Role, roles
 from backends.pod_spec import generate_pod_spec, main_container_of
+from backends.role_templates import with_role_template
 from backends.services import component_service, model_service
 from backends.settings import OperatorSettings
 
@@ -194,6 +195,7 @@ def _clique(
     ctx: PodContext,
 ) -> Json:
     graph, _ = _identity(dgd)
+    spec = with_role_template(spec, role)
     return {
         "name": role.name,
         "labels": labels.grove_clique_labels(

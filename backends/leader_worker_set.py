@@ -1,8 +1,10 @@
 """LeaderWorkerSets of a multinode DCD (the DCD path without Grove): one per replica, each a
-leader pod and nodeCount-1 worker pods, gang-scheduled by Volcano through a PodGroup."""
+leader pod and nodeCount-1 worker pods (each from its role's template when the component has
+them: `backends.role_templates`), gang-scheduled by Volcano through a PodGroup."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from backends import constants, labels
@@ -11,6 +13,7 @@ from backends.deployment import object_metadata
 from backends.hub_component import HubComponent
 from backends.multinode import Role, node_count
 from backends.pod_spec import generate_pod_spec
+from backends.role_templates import role_inputs
 
 Json = dict[str, Any]
 
@@ -65,6 +68,7 @@ def _template(
     index: int,
     service_account: str,
 ) -> Json:
+    dcd = replace(dcd, inputs=role_inputs(dcd.model.spec, dcd.inputs, role.kind))
     pod = generate_pod_spec(dcd.component, role, ctx)
     pod.setdefault("serviceAccountName", service_account)
     if ctx.settings.volcano_enabled:

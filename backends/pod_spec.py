@@ -1,6 +1,7 @@
 """A component's pod spec for one role: defaults, the user's overrides, resources, volumes,
 the backend's changes, then canonical ordering (with a dynamoSidecar, the defaults go to the
-runtime init container and `main` is the user's engine: `backends.dynamo_sidecar`).
+runtime init container and `main` is the user's engine: `backends.dynamo_sidecar`; a role
+with a template of its own keeps its command: `backends.role_templates`).
 
 Precedence of environment variables, lowest first: platform addresses (NATS, etcd...), the
 component-type defaults, `extraPodSpec.mainContainer.env`, the component's `envs` (which
@@ -25,6 +26,7 @@ from backends.merge import merge_env, merge_keyed, merge_over
 from backends.multinode import Role
 from backends.pull_secrets import lookup
 from backends.resources import apply_resources
+from backends.role_templates import authored, topology_env
 from backends.volumes import cache_mount_point, pvc_volumes, shared_memory_volume
 
 Json = dict[str, Any]
@@ -68,7 +70,18 @@ def generate_pod_spec(spec: ComponentSpec, role: Role, ctx: PodContext) -> Json:
         cache_mount=_cache_mount(spec, backend),
         mpi_secret=ctx.settings.mpi_run_secret_name,
     )
-    backend.update_container(container, backend_ctx)
+    if authored(spec, role):
+        # The role's template owns its launch command; the rest of the backend's changes
+        # stay, and the pod learns its place in the replica.
+        launch: Json = {k: container[k] for k in ("command", "args") if k in container}
+        backend.update_container(container, backend_ctx)
+        container.pop("command", None)
+        container.pop("args", None)
+        container.update(launch)
+        container["env"] = merge_env(container.get("env") or [],
+                                     topology_env(ctx.deployer, ctx.host_name))
+    else:
+        backend.update_container(container, backend_ctx)
 
     pod = _pod(spec, ctx, container, volumes)
     if runtime is not None:
