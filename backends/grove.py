@@ -14,7 +14,12 @@ from backends.component_deployment import default_ingress
 from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
 from backends.dynamo_sidecar import with_graph_env
-from backends.graph_metadata import stamp_metadata, with_graph_metadata, with_priority_class
+from backends.graph_metadata import (
+    graph_annotations,
+    graph_labels,
+    stamp_metadata,
+    with_priority_class,
+)
 from backends.hub_graph import HubGraph
 from backends.ingress import ingress, virtual_service
 from backends.merge import merge_env
@@ -153,8 +158,7 @@ def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeployme
                   settings: OperatorSettings) -> ComponentSpec:
     """Component `key` (`spec`) as the pods see it: graph env under its own, and the graph's
     discovery backend recorded in its annotations."""
-    inputs = with_graph_metadata(dgd, dgd.inputs.component(key))
-    inputs = with_graph_env(spec, inputs, dgd.model.spec.env)
+    inputs = with_graph_env(spec, dgd.inputs.component(key), dgd.model.spec.env)
     pod = inputs.pod
     graph_env = dgd.model.spec.env
     if graph_env or pod.envs:
@@ -196,12 +200,13 @@ def _clique(
 ) -> Json:
     graph, _ = _identity(dgd)
     spec = with_role_template(spec, role)
+    # The graph's labels and annotations are under everything the clique states.
     return {
         "name": role.name,
-        "labels": labels.grove_clique_labels(
+        "labels": {**graph_labels(dgd), **labels.grove_clique_labels(
             graph, dgd.model.metadata.get("annotations") or {}, key, spec, dyn_ns
-        ),
-        "annotations": labels.grove_clique_annotations(spec),
+        )},
+        "annotations": {**graph_annotations(dgd), **labels.grove_clique_annotations(spec)},
         "spec": {
             "roleName": role.name,
             "replicas": role.replicas,

@@ -117,6 +117,8 @@ def test_graph_labels_and_annotations_reach_every_child_and_the_pods() -> None:
     assert pcs["metadata"]["labels"]["cost"] == "x"
     clique = pcs["spec"]["template"]["cliques"][0]
     assert clique["labels"]["cost"] == "x" and clique["labels"]["team"] == "pod"
+    assert clique["labels"]["nvidia.com/dynamo-component"] == "c"
+    assert clique["annotations"]["note"] == "pod"
     assert clique["annotations"]["owner"] == "me"
 
 
