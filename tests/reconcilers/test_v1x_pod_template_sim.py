@@ -1,7 +1,8 @@
 """A `v1beta1` graph using the pod-template fields of issue #29 item 2 reaches Deployments
 through the local cluster as the builders render them: the /dev/shm size, the user's sidecar
 container and init container, the user's command and args, the graph's labels, annotations
-and env, and an undeclared compilation-cache claim (which `v1beta1` may name)."""
+and env, an undeclared compilation-cache claim (which `v1beta1` may name), and a
+dynamoSidecar's runtime init container."""
 
 from __future__ import annotations
 
@@ -40,6 +41,13 @@ GRAPH: Json = {
                      "args": ["--config", "/etc/fb.conf"]},
                 ]}},
         }, {
+            "name": "engine", "type": "worker", "replicas": 1, "dynamoSidecar": "runtime",
+            "podTemplate": {"spec": {
+                "initContainers": [{"name": "runtime", "image": IMAGE,
+                                    "restartPolicy": "Always"}],
+                "containers": [{"name": "main", "image": "vllm/vllm-openai:v0.11.0",
+                                "command": ["vllm"], "args": ["serve", "m"]}]}},
+        }, {
             "name": "nocache", "type": "worker", "replicas": 1, "sharedMemorySize": "0",
             "podTemplate": {"spec": {"containers": [
                 {"name": "main", "image": IMAGE, "command": ["python3"],
@@ -58,6 +66,7 @@ async def test_a_v1beta1_graph_reaches_deployments_with_its_pod_template(
             await kube.create(GRAPH_DEPLOYMENTS, GRAPH)
             worker = await wait_for(kube, DEPLOYMENTS, NS, "pods-worker", within=20)
             nocache = await wait_for(kube, DEPLOYMENTS, NS, "pods-nocache", within=20)
+            engine = await wait_for(kube, DEPLOYMENTS, NS, "pods-engine", within=20)
     finally:
         await kube.close()
 
@@ -86,3 +95,12 @@ async def test_a_v1beta1_graph_reaches_deployments_with_its_pod_template(
     assert all(v["name"] != "shared-memory" for v in plain.get("volumes", []))
     (plain_main,) = plain["containers"]
     assert all(m["mountPath"] != "/dev/shm" for m in plain_main.get("volumeMounts", []))
+
+    # dynamoSidecar: the runtime in its restartable init container, the engine in main.
+    sidecar_pod = engine["spec"]["template"]["spec"]
+    (runtime,) = sidecar_pod["initContainers"]
+    assert runtime["restartPolicy"] == "Always"
+    assert runtime["readinessProbe"]["httpGet"]["path"] == "/health"
+    assert {"name": "GRAPH_WIDE", "value": "yes"} in runtime["env"]
+    (engine_main,) = sidecar_pod["containers"]
+    assert engine_main["command"] == ["vllm"] and "readinessProbe" not in engine_main
