@@ -24,7 +24,9 @@ __all__ = ["FRONTEND_STARTUP_PROBE", "INCREASED_WORKER_FAILURE_THRESHOLD", "Gate
 
 Version = tuple[int, int, int]
 
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$")
+#: The override's form (as the DGDR's rule states it): MAJOR.MINOR.PATCH, no `v`, prerelease
+#: or build metadata.
+_VERSION = re.compile(r"(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})")
 
 
 @dataclass(frozen=True)
@@ -46,11 +48,11 @@ _WORKERS = (constants.WORKER, constants.PREFILL, constants.DECODE)
 
 
 def parse_version(text: str | None) -> Version | None:
-    """`MAJOR.MINOR.PATCH` (a leading `v` and a pre-release or build suffix allowed), or None
-    when `text` is not one."""
+    """`MAJOR.MINOR.PATCH`, or None when `text` is not one (the gates then stay off, as for
+    an unknown version: a graph whose override does not parse renders as before)."""
     if not text:
         return None
-    match = _VERSION.match(text.strip())
+    match = _VERSION.fullmatch(text)
     if match is None:
         return None
     major, minor, patch = (int(g) for g in match.groups())

@@ -141,8 +141,8 @@ def test_priority_class_name_is_the_pod_clique_sets() -> None:
 
 
 @pytest.mark.parametrize(("text", "version"), [
-    ("1.6.0", (1, 6, 0)), ("v1.5.2", (1, 5, 2)), ("1.6.0-rc1", (1, 6, 0)),
-    ("latest", None), ("1.6", None), ("", None), (None, None)])
+    ("1.6.0", (1, 6, 0)), ("10.0.12", (10, 0, 12)), ("v1.5.2", None), ("1.6.0-rc1", None),
+    ("01.6.0", None), ("latest", None), ("1.6", None), ("", None), (None, None)])
 def test_runtime_versions_parse_as_major_minor_patch(text: str | None,
                                                      version: tuple[int, ...] | None) -> None:
     assert parse_version(text) == version
