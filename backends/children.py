@@ -49,6 +49,9 @@ class Write(enum.Enum):
     #: Created by someone else; only `spec.replicas` is written, through the scale
     #: subresource, when it differs.
     SCALE = "scale"
+    #: Owned and kept as it is (an older worker generation's DCD): only `spec.replicas` is
+    #: written, by a patch of that field, when it differs. Not pruned while desired.
+    REPLICAS = "replicas"
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,13 @@ from backends.hub_graph import HubGraph
 from backends.hub_only_fields import with_hub_only_fields
 from backends.merge import merge_env
 from backends.settings import OperatorSettings
+from backends.worker_generation import (
+    LEGACY,
+    WorkerPlan,
+    fresh_plan,
+    worker_dcd_name,
+    worker_hash,
+)
 
 Json = dict[str, Any]
 
@@ -44,17 +51,35 @@ _EXPERIMENTAL = ("checkpoint", "gpuMemoryService", "failover")
 
 
 def component_deployments(graph: HubGraph, settings: OperatorSettings,
-                          tokens: Mapping[str, str | None] | None = None) -> list[Json]:
-    """The DCDs of every component of a graph, in name order; `tokens`: the restart token
-    each component's DCD carries."""
+                          tokens: Mapping[str, str | None] | None = None,
+                          plan: WorkerPlan | None = None) -> list[Json]:
+    """The DCDs rendered from the graph, in component name order: one per component, a rolled
+    worker's in its target generation (`plan`; by default the graph's current one, for a graph
+    with nothing running). `tokens`: the restart token each component's DCD carries."""
     tokens = tokens or {}
-    return [component_deployment(graph, name, settings, token=tokens.get(name))
-            for name, _ in graph.components()]
+    if plan is None:
+        plan = fresh_plan(graph, worker_hash(graph))
+    out = []
+    for name, _ in graph.components():
+        if name not in plan.dcds:
+            out.append(component_deployment(graph, name, settings, token=tokens.get(name),
+                                            namespace_prefix=plan.frontend_prefix))
+            continue
+        target = plan.target(name)
+        if target is not None:
+            out.append(component_deployment(graph, name, settings, token=tokens.get(name),
+                                            generation=target.generation,
+                                            replicas=target.replicas))
+    return out
 
 
 def component_deployment(graph: HubGraph, service: str, settings: OperatorSettings, *,
-                         token: str | None = None) -> Json:
-    """The DCD of one component of a graph, as the hub (JSON)."""
+                         token: str | None = None, generation: str = LEGACY,
+                         replicas: int | None = None, namespace_prefix: bool = False) -> Json:
+    """The DCD of one component of a graph, as the hub (JSON). A worker of a `generation`
+    other than the legacy one is named after it, labelled with it and registers its workers in
+    its own Dynamo namespace; `replicas` replaces the graph's count; a frontend with
+    `namespace_prefix` discovers workers of every generation."""
     name, namespace = graph.name, graph.namespace
     component = dict(graph.components())[service]
     inputs = with_graph_metadata(graph, graph.inputs.component(service))
@@ -66,14 +91,19 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
         **(inputs.labels or {}),
         **labels.component_identity(name, service, dyn_ns),
     }
+    if generation:
+        component_labels[constants.LABEL_WORKER_HASH] = generation
     annotations = _annotations(inputs.annotations, graph.model.metadata.get("annotations") or {})
     if token:
         annotations[constants.ANNOTATION_RESTART_AT] = token
     pod = inputs.pod
     graph_env = graph.model.spec.env
     envs = pod.envs
-    if graph_env or pod.envs:
-        envs = sorted(merge_env(copy_json(graph_env or []), pod.envs or []),
+    generation_env = _generation_env(inputs.component_type, dyn_ns, generation,
+                                     namespace_prefix)
+    if graph_env or pod.envs or generation_env:
+        # The user's own value of these names wins, as over any default.
+        envs = sorted(merge_env(generation_env, copy_json(graph_env or []), pod.envs or []),
                       key=lambda e: str(e.get("name", "")))
     extra = pod.extra_pod_spec
     if inputs.component_type == constants.PLANNER:
@@ -86,7 +116,9 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
         Configured(envs, component.replicas, pod.resources), service, inputs.component_type)
 
     spec = _shared(dump(component))
-    if configured.replicas is not None:
+    if replicas is not None:
+        spec["replicas"] = replicas
+    elif configured.replicas is not None:
         spec["replicas"] = configured.replicas
     if graph.model.spec.backend_framework is not None:
         spec["backendFramework"] = graph.model.spec.backend_framework
@@ -104,7 +136,7 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
         "apiVersion": HUB,
         "kind": "DynamoComponentDeployment",
         "metadata": {
-            "name": naming.component_name(name, service),
+            "name": worker_dcd_name(name, service, generation),
             "namespace": namespace,
             "labels": dict(component_labels),
         },
@@ -112,6 +144,15 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
     }
     built = with_hub_only_fields(with_component_inputs(child, child_inputs), component)
     return stamp_metadata(graph, built)
+
+
+def _generation_env(component_type: str | None, dynamo_namespace: str, generation: str,
+                    namespace_prefix: bool) -> list[Json]:
+    if generation:
+        return [{"name": constants.ENV_WORKER_SUFFIX, "value": generation}]
+    if namespace_prefix and component_type == constants.FRONTEND:
+        return [{"name": constants.ENV_NAMESPACE_PREFIX, "value": dynamo_namespace}]
+    return []
 
 
 def default_ingress(graph: str, settings: OperatorSettings) -> IngressSpec | None:

@@ -33,6 +33,15 @@ ANNOTATION_DEPLOYMENT_STRATEGY: Final = "nvidia.com/deployment-strategy"
 ANNOTATION_MAX_SURGE: Final = "nvidia.com/deployment-rolling-update-max-surge"
 ANNOTATION_MAX_UNAVAILABLE: Final = "nvidia.com/deployment-rolling-update-max-unavailable"
 ANNOTATION_BASE_MODEL: Final = "nvidia.com/dynamo-base-model"
+# Worker generations (rollouts): the original's names, so tools and dashboards carry over.
+LABEL_WORKER_HASH: Final = "nvidia.com/dynamo-worker-hash"
+ANNOTATION_CURRENT_WORKER_HASH_V2: Final = "nvidia.com/current-worker-hash-v2"
+ANNOTATION_ROLLOUT_PROGRESS_DEADLINE: Final = "nvidia.com/rollout-progress-deadline"
+ANNOTATION_ROLLOUT_PARTITION: Final = "nvidia.com/rollout-partition"
+ANNOTATION_GROVE_UPDATE_STRATEGY: Final = "nvidia.com/grove-update-strategy"
+GROVE_UPDATE_STRATEGIES: Final = ("Coherent", "RollingRecreate", "OnDelete")
+ENV_WORKER_SUFFIX: Final = "DYN_NAMESPACE_WORKER_SUFFIX"
+ENV_NAMESPACE_PREFIX: Final = "DYN_NAMESPACE_PREFIX"
 ANNOTATION_GROUP_NAME: Final = "scheduling.k8s.io/group-name"
 # Restart token of a graph restart: on a DCD's spec.annotations or a Grove clique, carried onto
 # the pod template so that a new value rolls the pods.

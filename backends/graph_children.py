@@ -32,6 +32,8 @@ from backends.mpi_secret import DIGEST_LABEL, mpi_secret_copy
 from backends.multinode import node_count
 from backends.settings import OperatorSettings
 from backends.shared_rbac import epp_rbac, planner_rbac
+from backends.worker_generation import WorkerPlan, worker_dcd_name
+from backends.worker_revisions import worker_revisions
 
 Json = dict[str, Any]
 
@@ -48,6 +50,7 @@ _INFERENCE_POOL: Kind = (constants.INFERENCE_POOL_API_VERSION, "InferencePool")
 _DCD: Kind = (HUB, "DynamoComponentDeployment")  # built as the hub, as it is stored
 _ADAPTER: Kind = (constants.DYNAMO_API_VERSION, "DynamoGraphDeploymentScalingAdapter")
 _POD_CLIQUE_SET: Kind = (constants.GROVE_API_VERSION, "PodCliqueSet")
+_REVISION: Kind = ("apps/v1", "ControllerRevision")
 
 
 def uses_grove(graph: HubGraph, settings: OperatorSettings) -> bool:
@@ -66,12 +69,17 @@ def graph_children(
     epp_cluster_role: str = "",
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
     mpi_secret: Json | None = None,
+    workers: WorkerPlan | None = None,
+    revisions: Sequence[Json] = (),
 ) -> DesiredChildren:
     """The graph's desired children. `tokens`: the restart token each service's workload
     carries; `planner_cluster_role`: bind the Planner's account to it (else to a Role of the
     namespace); `epp_cluster_role`: the same for the EPP's account; `pull_secrets`: registry
     host -> Secret names, for the pods of the Grove path; `mpi_secret`: the MPI SSH Secret of
-    another namespace, to copy into the graph's.
+    another namespace, to copy into the graph's; `workers`: the worker DCDs by generation (the
+    rollout's plan; by default those of a graph with nothing running); `revisions`: the
+    worker ControllerRevisions the graph owns (`backends.worker_revisions`: the current one
+    and those within the history limit are kept, the rest pruned).
     Raises GenerationError for a graph that cannot run under these settings."""
     tokens = tokens or {}
     namespace = hub.namespace
@@ -97,7 +105,10 @@ def graph_children(
     if uses_grove(hub, settings):
         children += _grove(hub, settings, tokens, pull_secrets)
     else:
-        children += _components(hub, settings, tokens)
+        children += _components(hub, settings, tokens, workers)
+        running = {d.generation for dcds in (workers.dcds if workers else {}).values()
+                   for d in dcds}
+        children += [Child(r) for r in worker_revisions(hub, revisions, running)]
     required = tuple(ObjectRef(_V1, "PersistentVolumeClaim", p.name) for p in hub.inputs.pvcs
                      if p.name and not p.create)
     return DesiredChildren(tuple(children), pruned_kinds(settings), required)
@@ -107,7 +118,7 @@ def pruned_kinds(settings: OperatorSettings) -> tuple[Kind, ...]:
     """Kinds a graph may own under these settings: whatever of them it owns and no longer
     wants is deleted (the DCDs after a switch to Grove, the PodCliqueSet after a switch back)."""
     kinds = [_ADAPTER, (_V1, "ServiceAccount"), (_RBAC, "Role"), (_RBAC, "RoleBinding"),
-             (_V1, "ConfigMap"), _DCD]
+             (_V1, "ConfigMap"), _DCD, _REVISION]
     if settings.inference_pool_enabled:
         kinds.append(_INFERENCE_POOL)
     if settings.grove_enabled:
@@ -137,12 +148,21 @@ def grove_workload(graph: str, service: str,
 
 
 def _components(hub: HubGraph, settings: OperatorSettings,
-                tokens: Mapping[str, str | None]) -> list[Child]:
+                tokens: Mapping[str, str | None], plan: WorkerPlan | None) -> list[Child]:
     if not settings.lws_enabled:
         multinode = [name for name, spec in hub.components() if node_count(spec) > 1]
         if multinode:
             raise GenerationError(NO_ORCHESTRATOR.format(services=", ".join(multinode)))
-    return [Child(obj) for obj in component_deployments(hub, settings, tokens)]
+    children = [Child(obj) for obj in component_deployments(hub, settings, tokens, plan)]
+    for service, dcds in sorted((plan.dcds if plan is not None else {}).items()):
+        # Older generations are kept as they were written: only their replicas move.
+        children += [Child({
+            "apiVersion": HUB, "kind": "DynamoComponentDeployment",
+            "metadata": {"name": worker_dcd_name(hub.name, service, d.generation),
+                         "namespace": hub.namespace},
+            "spec": {"replicas": d.replicas or 0},
+        }, Write.REPLICAS) for d in dcds if not d.target]
+    return children
 
 
 def _grove(hub: HubGraph, settings: OperatorSettings, tokens: Mapping[str, str | None],

@@ -14,6 +14,7 @@ from backends.component_deployment import default_ingress
 from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
 from backends.dynamo_sidecar import with_graph_env
+from backends.errors import GenerationError
 from backends.graph_metadata import (
     graph_annotations,
     graph_labels,
@@ -31,7 +32,7 @@ from backends.settings import OperatorSettings
 
 Json = dict[str, Any]
 
-__all__ = ["grove_objects", "pod_clique_set"]
+__all__ = ["grove_objects", "grove_update_strategy", "pod_clique_set"]
 
 ANY_ORDER = "CliqueStartupTypeAnyOrder"
 EXPLICIT = "CliqueStartupTypeExplicit"
@@ -96,13 +97,32 @@ def pod_clique_set(
         "namespace": namespace,
         "labels": {constants.LABEL_GRAPH_NAME: graph},
     }
+    pcs_spec: Json = {"replicas": 1, "template": template}
+    strategy = grove_update_strategy(dgd)
+    if strategy is not None:
+        pcs_spec["updateStrategy"] = {"type": strategy}
     pcs = {
         "apiVersion": constants.GROVE_API_VERSION,
         "kind": "PodCliqueSet",
         "metadata": meta,
-        "spec": {"replicas": 1, "template": template},
+        "spec": pcs_spec,
     }
     return with_priority_class(dgd, stamp_metadata(dgd, pcs))
+
+
+def grove_update_strategy(dgd: HubGraph) -> str | None:
+    """The PodCliqueSet's update strategy named by `nvidia.com/grove-update-strategy` (exact
+    and case-sensitive, as the original), None without it (Grove's default, RollingRecreate).
+    GenerationError for another value."""
+    annotations = dgd.model.metadata.get("annotations") or {}
+    value = annotations.get(constants.ANNOTATION_GROVE_UPDATE_STRATEGY)
+    if value is None:
+        return None
+    if value not in constants.GROVE_UPDATE_STRATEGIES:
+        raise GenerationError(
+            f'unsupported {constants.ANNOTATION_GROVE_UPDATE_STRATEGY} "{value}": supported '
+            f"values are {', '.join(constants.GROVE_UPDATE_STRATEGIES)}")
+    return str(value)
 
 
 def grove_objects(

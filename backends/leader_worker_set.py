@@ -1,15 +1,17 @@
 """LeaderWorkerSets of a multinode DCD (the DCD path without Grove): one per replica, each a
 leader pod and nodeCount-1 worker pods (each from its role's template when the component has
-them: `backends.role_templates`), gang-scheduled by Volcano through a PodGroup."""
+them: `backends.role_templates`), gang-scheduled by Volcano through a PodGroup. The
+component's rolling-update annotations become the LeaderWorkerSet's `rolloutStrategy`."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from backends import constants, labels
 from backends.context import PodContext
-from backends.deployment import object_metadata
+from backends.deployment import deployment_strategy, object_metadata
 from backends.hub_component import HubComponent
 from backends.multinode import Role, node_count
 from backends.pod_spec import generate_pod_spec
@@ -54,10 +56,25 @@ def leader_worker_sets(
                         "leaderTemplate": leader,
                         "workerTemplate": worker,
                     },
+                    **_rollout_strategy(dcd.inputs.annotations),
                 },
             }
         )
     return objects
+
+
+def _rollout_strategy(annotations: Mapping[str, str] | None) -> Json:
+    """The LeaderWorkerSet's own rolling budgets from the same annotations as a Deployment's,
+    when the component sets either (without them, LWS's defaults, as before)."""
+    annotations = annotations or {}
+    keys = (constants.ANNOTATION_MAX_SURGE, constants.ANNOTATION_MAX_UNAVAILABLE)
+    if not any(k in annotations for k in keys):
+        return {}
+    rolling = deployment_strategy(annotations).get("rollingUpdate")
+    if rolling is None:  # Recreate: LWS has no such strategy (the graph says so in an event)
+        return {}
+    return {"rolloutStrategy": {"type": "RollingUpdate",
+                                "rollingUpdateConfiguration": dict(rolling)}}
 
 
 def _template(

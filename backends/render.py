@@ -123,7 +123,9 @@ def _graph(
     pull_secrets: Mapping[str, Sequence[str]] | None,
 ) -> list[Json]:
     desired = graph_children(hub, settings, pull_secrets=pull_secrets)
-    objects = [o for o in desired.objects() if o["kind"] != "DynamoComponentDeployment"]
+    # The worker revision history is the controller's bookkeeping, not something to apply.
+    objects = [o for o in desired.objects()
+               if o["kind"] not in ("DynamoComponentDeployment", "ControllerRevision")]
     if uses_grove(hub, settings):
         return objects
     for dcd in component_deployments(hub, settings):

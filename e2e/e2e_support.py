@@ -20,6 +20,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from backends.hub_graph import hub_graph
+from backends.worker_generation import worker_dcd_name, worker_hash
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import Kubectl, kubectl_binary
 from hack.localcluster.testing import eventually as shared_eventually
@@ -39,8 +41,10 @@ DCD = "dynamocomponentdeployments.v1alpha1.nvidia.com"
 DGDR = "dynamographdeploymentrequests.v1alpha1.nvidia.com"
 DGDSA = "dynamographdeploymentscalingadapters.v1alpha1.nvidia.com"
 DM = "dynamomodels.v1alpha1.nvidia.com"
-
-
+#: The labels that find a component's DCDs (and their Deployments, Services and pods).
+GRAPH_LABEL = "nvidia.com/dynamo-graph-deployment-name"
+COMPONENT_LABEL = "nvidia.com/dynamo-component"
+WORKER_HASH_LABEL = "nvidia.com/dynamo-worker-hash"
 
 eventually = partial(shared_eventually, within=30.0, interval=0.2)
 
@@ -116,6 +120,51 @@ class Env:
         """Write requests the local API server answered for this user agent (prefix)."""
         assert self.local is not None
         return self.local.stats.writes(user_agent=user_agent)
+
+
+def worker_generation(graph: dict[str, Any]) -> str:
+    """The worker generation of a graph (a manifest or a live object, in either version) as
+    the operator computes it: the hash its worker DCDs are named and labelled with."""
+    return worker_hash(hub_graph(graph))
+
+
+def component_selector(graph: str, service: str) -> str:
+    """The label selector of a component's DCDs, Deployments, Services and pods."""
+    return f"{GRAPH_LABEL}={graph},{COMPONENT_LABEL}={service}"
+
+
+async def worker_dcds(env: Env, graph: str, service: str) -> list[str]:
+    """The live (not terminating) DCDs of a worker component, of every generation, found by
+    their labels."""
+    return await env.names(DCD, selector=component_selector(graph, service))
+
+
+async def worker_dcd(env: Env, graph: str, service: str, within: float = 30) -> str:
+    """The name of a worker component's one DCD once its rollout has settled: found by
+    labels, it must be the only live one, carry the graph's current worker generation as its
+    `nvidia.com/dynamo-worker-hash` label and be named `<graph>-<service>-<hash>`. Waits for
+    that (a rollout leaves an older generation's DCD behind for a while)."""
+    seen: list[str] = []
+    want = ""
+
+    async def settled() -> bool:
+        nonlocal seen, want
+        live = await env.get(DGD, graph)
+        if live is None:
+            return False
+        generation = worker_generation(live)
+        want = worker_dcd_name(graph, service, generation)
+        items = (await env.get(DCD, selector=component_selector(graph, service)))["items"]
+        items = [i for i in items if not i["metadata"].get("deletionTimestamp")]
+        seen = [i["metadata"]["name"] for i in items]
+        return seen == [want] and (
+            items[0]["metadata"].get("labels") or {}).get(WORKER_HASH_LABEL) == generation
+
+    try:
+        await eventually(settled, within=within, what=f"{service}'s one DCD of {graph}")
+    except AssertionError as err:
+        raise AssertionError(f"{err}; expected {want!r}, live: {seen}") from None
+    return want
 
 
 @dataclass

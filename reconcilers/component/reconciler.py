@@ -58,12 +58,6 @@ from reconcilers.component.children import (
     owned_resources,
 )
 from reconcilers.component.model_services import model_service_informer_mapper
-from reconcilers.component.pod_problems import (
-    first_problem,
-    index_pods,
-    pods_to_components,
-    trim_pod,
-)
 from reconcilers.component.pull_secrets import trim_secret
 from reconcilers.component.readiness import (
     Readiness,
@@ -84,6 +78,12 @@ from reconcilers.machinery.finalizer import (
     release_finalizer,
 )
 from reconcilers.machinery.mpi_secret import mpi_source
+from reconcilers.machinery.pod_problems import (
+    first_problem,
+    index_pods,
+    pods_to_components,
+    trim_pod,
+)
 from reconcilers.machinery.progress import only_progress
 from reconcilers.machinery.replica_status import on_hub
 from reconcilers.machinery.resources import (

@@ -1,5 +1,6 @@
 """The DCD path of a graph, read side: one DynamoComponentDeployment `<graph>-<service>` per
-service.
+service, a rolled worker's in its target generation (`<graph>-<service>-<hash>`, see
+`rollout`), beside the old generations' while a rollout runs.
 
 `observe` reads what runs now (restart tokens and readiness, before anything is written);
 `readiness` reads every service's readiness from the DCDs as the writer left them.
@@ -7,11 +8,13 @@ service.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from backends import naming
 from reconcilers.graph.path import WorkloadPath
 from reconcilers.graph.readiness import ServiceReadiness, component_readiness, restart_token
+from reconcilers.graph.rollout import Rollout
 from reconcilers.machinery.children import Synced, is_owned_by
 from reconcilers.machinery.resources import COMPONENT_DEPLOYMENTS, DEPLOYMENTS
 
@@ -24,7 +27,12 @@ _DCD = (COMPONENT_DEPLOYMENTS.api_version, COMPONENT_DEPLOYMENTS.kind)
 class ComponentPath(WorkloadPath):
     """The DCDs of one graph, for one reconcile."""
 
+    #: The worker rollout of this reconcile (set before `observe`), if workers roll.
+    rollout: Rollout | None = None
+
     def _name(self, service: str) -> str:
+        if self.rollout is not None and service in self.rollout.names:
+            return self.rollout.target_name(self.graph, service)
         return naming.component_name(self.graph, service)
 
     async def _get(self, service: str) -> Json | None:
@@ -52,7 +60,18 @@ class ComponentPath(WorkloadPath):
     async def _readiness(self, service: str, dcd: Json | None) -> ServiceReadiness:
         replicas = self.services[service].replicas
         desired = 1 if replicas is None else replicas
-        return component_readiness(service, dcd, desired, await self._deployment(dcd))
+        readiness = component_readiness(service, dcd, desired, await self._deployment(dcd))
+        rollout = self.rollout
+        names = rollout.names.get(service, ()) if rollout is not None else ()
+        if rollout is None or len(names) < 2:
+            return readiness
+        # Old generations still run: not ready until their last pod is gone.
+        counts = dict(readiness.replica_status or {"componentKind": "Deployment"})
+        counts["componentNames"] = list(names)
+        counts["componentName"] = names[-1]
+        return replace(readiness, ready=False, updating=True, replica_status=counts,
+                       detail=f"rolling out worker generation {rollout.target or 'legacy'}"
+                              f" ({len(names) - 1} older DCD(s) left)")
 
     async def _deployment(self, dcd: Json | None) -> Json | None:
         """The DCD's Deployment when the cache holds it (multinode DCDs have none)."""

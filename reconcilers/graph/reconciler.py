@@ -52,11 +52,17 @@ from reconcilers.graph.components import ComponentPath
 from reconcilers.graph.grove import GrovePath
 from reconcilers.graph.mpi_secret import secret_mapper
 from reconcilers.graph.path import WorkloadPath
+from reconcilers.graph.provider_rollout import provider_workers, record_provider_change
 from reconcilers.graph.readiness import ServiceReadiness
 from reconcilers.graph.restart import plan_restart
+from reconcilers.graph.revisions import owned_revisions
+from reconcilers.graph.rollout import FAILED as ROLLOUT_FAILED_PHASE
+from reconcilers.graph.rollout import RECHECK_SECONDS, Rollout, observe_rollout, provider_rollout
 from reconcilers.graph.status import (
     PENDING,
+    READY,
     RECONCILE_FAILED,
+    ROLLOUT_FAILED,
     VALIDATION_FAILED,
     Verdict,
     failed,
@@ -65,12 +71,15 @@ from reconcilers.graph.status import (
     is_intermediate,
     summarize,
     transition_event,
+    with_rolling_update,
 )
 from reconcilers.machinery import hub
 from reconcilers.machinery.children import ChildWriter
+from reconcilers.machinery.conditions import get_condition
 from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
 from reconcilers.machinery.finalizer import is_deleting, release_finalizer
 from reconcilers.machinery.mpi_secret import mpi_source
+from reconcilers.machinery.pod_problems import index_pods
 from reconcilers.machinery.progress import only_progress
 from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
@@ -124,7 +133,7 @@ class GraphDeploymentReconciler:
             return None
         before = live
         try:
-            live, verdict, readiness, restart = await self._sync(live, graph_of(live))
+            live, verdict, readiness, restart, rollout = await self._sync(live, graph_of(live))
         except TerminalError as problem:
             verdict = failed(RECONCILE_FAILED, problem.message)
             await self._finish(before, live, verdict, None, _restart_of(live))
@@ -138,16 +147,29 @@ class GraphDeploymentReconciler:
                 verdict = failed(RECONCILE_FAILED, str(error))
                 await self._finish(before, live, verdict, None, _restart_of(live))
             raise
-        return await self._finish(before, live, verdict, readiness, restart, pace=True)
+        result = await self._finish(before, live, verdict, readiness, restart, pace=True,
+                                    rollout=rollout)
+        if rollout is not None and rollout.step.rolling and result is None:
+            # Old pods that finish terminating wake nothing: look again while rolling.
+            return Result(requeue_after=RECHECK_SECONDS)
+        return result
 
     async def _sync(self, live: Json, graph: HubGraph
-                    ) -> tuple[Json, Verdict, list[ServiceReadiness], Json | None]:
+                    ) -> tuple[Json, Verdict, list[ServiceReadiness], Json | None,
+                               Rollout | None]:
         """Write every child; the graph (as last written), its verdict, readiness and
         restart status. TerminalError for what the user has to fix."""
         ctx = self.ctx
         services = [name for name, _ in graph.components()]
         kind = GrovePath if uses_grove(graph, ctx.settings) else ComponentPath
         path: WorkloadPath = kind(ctx, live, graph)
+        rollout = None
+        if isinstance(path, ComponentPath):
+            try:
+                rollout = await observe_rollout(ctx, live, graph, ctx.settings)
+            except GenerationError as error:
+                raise TerminalError(str(error), reason=RECONCILE_FAILED) from None
+            path.rollout = rollout
         tokens, observed = await path.observe()
         previous = _restart_of(live)
         plan = plan_restart(graph.model.spec.restart, previous, services, tokens,
@@ -162,11 +184,15 @@ class GraphDeploymentReconciler:
             desired = graph_children(graph, ctx.settings, tokens=plan.tokens,
                                      planner_cluster_role=ctx.planner_cluster_role_name,
                                      epp_cluster_role=ctx.epp_cluster_role_name,
-                                     mpi_secret=mpi_secret)
+                                     mpi_secret=mpi_secret,
+                                     workers=rollout.plan if rollout is not None else None,
+                                     revisions=await owned_revisions(ctx, live))
         except GenerationError as error:
             raise TerminalError(str(error), reason=RECONCILE_FAILED) from None
         # The settings and cluster roles are the process's: the rest is the graph's own.
-        synced = await self.writer.sync(live, desired, inputs=(plan.tokens, mpi_secret))
+        synced = await self.writer.sync(
+            live, desired,
+            inputs=(plan.tokens, mpi_secret, rollout.plan if rollout is not None else None))
         if synced.missing:
             # A claim appearing wakes the graph (see _claim_mapper).
             raise TerminalError("; ".join(synced.missing), reason=RECONCILE_FAILED)
@@ -176,11 +202,18 @@ class GraphDeploymentReconciler:
             raise TerminalError(synced.not_owned_message("graph"), reason=RECONCILE_FAILED,
                                 retry_after=NOT_OWNED_RETRY)
         readiness = await path.readiness(synced)
-        return live, summarize(readiness), readiness, plan.status
+        workers = provider_workers(graph, isinstance(path, GrovePath))
+        if workers:
+            change = await record_provider_change(ctx, self.writer.recorder, live, graph,
+                                                  workers, readiness)
+            live = change.live
+            if rollout is None or rollout.status is None:
+                rollout = provider_rollout(change.status)
+        return live, _verdict(live, readiness, rollout), readiness, plan.status, rollout
 
     async def _finish(self, before: Json, live: Json, verdict: Verdict,
                       readiness: list[ServiceReadiness] | None, restart: Json | None,
-                      pace: bool = False) -> Result | None:
+                      pace: bool = False, rollout: Rollout | None = None) -> Result | None:
         """Write the status if it changed; then the event of the transition, if any. With
         `pace` (a reconcile that went through: failures are written at once), an intermediate
         status is written once its hold is over, and until then the answer asks for a
@@ -188,6 +221,8 @@ class GraphDeploymentReconciler:
         generation = int(live["metadata"].get("generation") or 0)
         gpus = graph_gpus(live, readiness) if readiness is not None else None
         status = graph_status(live.get("status"), verdict, generation, readiness, restart, gpus)
+        if rollout is not None:
+            with_rolling_update(status, rollout.status)
         current = live.get("status") or {}
         key = Request(live["metadata"].get("namespace", ""), live["metadata"]["name"])
         if status == current or (verdict.state == PENDING and only_progress(current, status)):
@@ -215,6 +250,18 @@ class GraphDeploymentReconciler:
         # and the reconcile reruns on fresh data.
         written = await write_status(self.ctx.client, GRAPH_DEPLOYMENTS, live, status)
         return live if written is None else written
+
+
+def _verdict(live: Json, readiness: list[ServiceReadiness], rollout: Rollout | None) -> Verdict:
+    """The graph's state from its services; a failed worker rollout fails the graph (its
+    old generation still serving), with the cause."""
+    if rollout is None or (rollout.status or {}).get("phase") != ROLLOUT_FAILED_PHASE:
+        return summarize(readiness)
+    message = rollout.failure
+    if not message:  # held since it failed: the cause as first told
+        ready = get_condition((live.get("status") or {}).get("conditions"), READY) or {}
+        message = str(ready.get("message") or "the new worker generation made no progress")
+    return failed(ROLLOUT_FAILED, message)
 
 
 def _restart_of(live: Json) -> Json | None:
@@ -247,6 +294,7 @@ def _claim_mapper(manager: Manager) -> Callable[[Json], list[Request]]:
 def register(manager: Manager, ctx: OperatorContext) -> None:
     """Add the DynamoGraphDeployment controller to a manager."""
     hub.require_views(manager.cache, GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS)
+    index_pods(manager.cache)  # a rollout counts each generation's pods
     owns = [PERSISTENT_VOLUME_CLAIMS, *(resource_for(k) for k in pruned_kinds(ctx.settings))]
     graphs = manager.cache.informer(GRAPH_DEPLOYMENTS)
     watches = [(PERSISTENT_VOLUME_CLAIMS, _claim_mapper(manager)),

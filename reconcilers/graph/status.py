@@ -38,6 +38,8 @@ IMAGE_PULL_FAILED = "image_pull_failed"
 INSUFFICIENT_CAPACITY = "insufficient_capacity"
 VALIDATION_FAILED = "ValidationFailed"
 RECONCILE_FAILED = "failed_to_reconcile_the_resources"
+#: Ours: the new worker generation made no progress within the deadline.
+ROLLOUT_FAILED = "rollout_failed"
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,14 @@ def graph_status(
     return status
 
 
+def with_rolling_update(status: Json, rolling_update: Json | None) -> None:
+    """Set (or, for None, remove) `status.rollingUpdate` in place."""
+    if rolling_update is None:
+        status.pop("rollingUpdate", None)
+    else:
+        status["rollingUpdate"] = rolling_update
+
+
 def graph_gpus(graph: Json, services: Iterable[ServiceReadiness]) -> Json:
     """`status.gpus` of a graph as stored: the GPUs of its components' desired replicas, and
     of the replicas its services report ready."""
@@ -157,14 +167,17 @@ ON_THE_WAY = frozenset({NOT_READY, ROLLING_UPDATE})
 def is_intermediate(current: Json, status: Json) -> bool:
     """Whether `status` is a step on the way, worth holding for a moment before it is written
     (`machinery.status_pacer`): the graph is pending and was pending (or had no status) at
-    the same generation, with nothing wrong before or now, and no restart news. A new state,
-    generation or restart, and any failure or problem, are written at once."""
+    the same generation, with nothing wrong before or now, and no restart or rollout news. A
+    new state, generation, restart or rollout phase, and any failure or problem, are written
+    at once."""
     if status.get("state") != PENDING or current.get("state") not in (None, PENDING):
         return False
     if current.get("observedGeneration") not in (None, status.get("observedGeneration")):
         return False
     if current.get("restart") != status.get("restart"):
         return False
+    if current.get("rollingUpdate") != status.get("rollingUpdate"):
+        return False  # a rollout's phase is news (and its events follow the written phase)
     new = get_condition(status.get("conditions"), READY) or {}
     old = get_condition(current.get("conditions"), READY)
     return new.get("reason") in ON_THE_WAY and (old is None or old.get("reason") in ON_THE_WAY)

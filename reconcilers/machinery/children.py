@@ -264,6 +264,8 @@ class ChildWriter:
             return await self._scale(parent, resource, child.obj)
         if child.write is Write.UNOWNED:
             return await self._apply_unowned(parent, resource, child)
+        if child.write is Write.REPLICAS:
+            return await self._set_replicas(parent, resource, child.obj)
         live = await self._live(resource, _namespace(child.obj), child.name)
         if live is not None and not is_owned_by(live, parent):
             shared = child.shared_labels is not None and _carries(live, child.obj,
@@ -309,6 +311,30 @@ class ChildWriter:
                                    f"Scaled {resource.kind} {name} to {replicas} replicas")
         log.info("child scaled", kind=resource.kind, child=name, replicas=replicas)
         return Applied(Outcome.UPDATED, live)
+
+    async def _set_replicas(self, parent: Json, resource: Resource, desired: Json) -> Applied:
+        """Write only spec.replicas of an owned object kept as it is; absent or not ours, it
+        is left alone."""
+        namespace, name = _namespace(desired), str(desired["metadata"]["name"])
+        replicas = desired["spec"]["replicas"]
+        live = await self._live(resource, namespace, name)
+        if live is None:
+            return Applied(Outcome.ABSENT, None)
+        if not is_owned_by(live, parent):
+            return Applied(Outcome.NOT_OWNED, live)
+        if (live.get("spec") or {}).get("replicas") == replicas:
+            return Applied(Outcome.UNCHANGED, live)
+        # The resourceVersion read: a change meanwhile is a 409 and a new reconcile.
+        patch = {"metadata": {"resourceVersion": live["metadata"]["resourceVersion"]},
+                 "spec": {"replicas": replicas}}
+        try:
+            written = await self.client.patch(resource, namespace, name, patch)
+        except NotFound:
+            return Applied(Outcome.ABSENT, None)
+        await self.recorder.normal(parent, f"Scale{resource.kind}",
+                                   f"Scaled {resource.kind} {name} to {replicas} replicas")
+        log.info("child scaled", kind=resource.kind, child=name, replicas=replicas)
+        return Applied(Outcome.UPDATED, written)
 
     async def _apply_unowned(self, parent: Json, resource: Resource, child: Child) -> Applied:
         """An object shared by every parent of a namespace: created without an owner, its

@@ -27,6 +27,7 @@ SECRETS = Resource("", "v1", "secrets", "Secret")
 PERSISTENT_VOLUME_CLAIMS = Resource("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
 SERVICE_ACCOUNTS = Resource("", "v1", "serviceaccounts", "ServiceAccount")
 DEPLOYMENTS = Resource("apps", "v1", "deployments", "Deployment")
+CONTROLLER_REVISIONS = Resource("apps", "v1", "controllerrevisions", "ControllerRevision")
 INGRESSES = Resource("networking.k8s.io", "v1", "ingresses", "Ingress")
 ROLES = Resource("rbac.authorization.k8s.io", "v1", "roles", "Role")
 ROLE_BINDINGS = Resource("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
@@ -51,7 +52,8 @@ INFERENCE_POOLS = Resource("inference.networking.k8s.io", "v1", "inferencepools"
 _BY_KIND = {(r.api_version, r.kind): r for r in (
     GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS, SCALING_ADAPTERS,
     PODS, SERVICES, SECRETS, PERSISTENT_VOLUME_CLAIMS, SERVICE_ACCOUNTS,
-    DEPLOYMENTS, INGRESSES, ROLES, ROLE_BINDINGS, CONFIG_MAPS, JOBS, LEADER_WORKER_SETS,
+    DEPLOYMENTS, CONTROLLER_REVISIONS, INGRESSES, ROLES, ROLE_BINDINGS, CONFIG_MAPS, JOBS,
+    LEADER_WORKER_SETS,
     POD_CLIQUE_SETS, POD_CLIQUES, POD_CLIQUE_SCALING_GROUPS, VOLCANO_POD_GROUPS,
     VIRTUAL_SERVICES, INFERENCE_POOLS)}
 

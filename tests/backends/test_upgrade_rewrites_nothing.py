@@ -12,7 +12,9 @@ conversion's payloads aside), and the digest of everything the DCD renders from 
 (hub) form, plus the digest of every other child of the graph; for a DCD of its own, the digest
 of its desired children. Equal hashes and metadata mean the child writer leaves every DCD
 alone; equal digests mean every Deployment, LeaderWorkerSet, Service, Ingress and PodCliqueSet
-is byte for byte what it was.
+is byte for byte what it was. The worker DCDs are built as the rollout adopts those an older
+operator wrote (`legacy_plan`: plain names, no generation); a graph with nothing running gets
+generation names instead (`test_worker_generation`).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from backends.errors import GenerationError
 from backends.graph_children import graph_children
 from backends.hub_component import hub_component
 from backends.hub_graph import hub_graph
+from backends.worker_generation import legacy_plan
 from reconcilers.machinery.children import spec_hash
 
 Json = dict[str, Any]
@@ -63,12 +66,15 @@ def _graph(stored: Json, settings: Any) -> Json:
     load_valid_view(DynamoGraphDeployment, stored, _view(stored))  # as the reconciler
     hub = hub_graph(stored)
     first = next((name for name, _ in hub.components()), None)
+    # What runs was written before worker generations: the rollout adopts it (legacy_plan).
     desired = graph_children(hub, settings, tokens={first: TOKEN} if first else {},
-                             pull_secrets=PULL_SECRETS)
+                             pull_secrets=PULL_SECRETS, workers=legacy_plan(hub))
     others: list[Any] = []
     dcds = []
     for child in desired.children:
         obj = child.obj
+        if obj.get("kind") == "ControllerRevision":
+            continue  # the worker revision history: new objects, none rewritten (#28)
         if obj.get("kind") != "DynamoComponentDeployment":
             others.append([obj, child.write.name])
             continue
@@ -85,7 +91,7 @@ def _graph(stored: Json, settings: Any) -> Json:
     # The view's path named the DCDs it prunes in `v1alpha1`, the version it built them in;
     # the kinds pruned are compared as such (a version there only finds the resource).
     pruned = [[SPOKE if k == (HUB, "DynamoComponentDeployment") else k[0], k[1]]
-              for k in desired.pruned]
+              for k in desired.pruned if k[1] != "ControllerRevision"]
     others.append({"required": [[r.api_version, r.kind, r.name] for r in desired.required],
                    "pruned": pruned})
     return {"dcds": dcds, "others": digest(others)}

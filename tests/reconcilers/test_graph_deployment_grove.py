@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_harness import NS, eventually, graph, install, operator, setup_client
+from graph_harness import NS, events, eventually, graph, install, operator, setup_client
 
 from backends.settings import OperatorSettings
 from controller.client import KubeClient
@@ -110,7 +110,11 @@ async def test_grove_path_and_opt_out(client: KubeClient, kubeconfig: Path) -> N
         # Opting out moves the graph to DCDs and removes the Grove objects.
         await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"metadata": {"annotations": {
             "nvidia.com/enable-grove": "False"}}})
-        await eventually(lambda: client.get(COMPONENT_DEPLOYMENTS, NS, "g-decode"))
+        async def decode_dcd() -> bool:
+            names = [d["metadata"]["name"]
+                     for d in (await client.list(COMPONENT_DEPLOYMENTS, NS))["items"]]
+            return any(n.startswith("g-decode-") for n in names)  # a worker generation
+        await eventually(decode_dcd)
 
         async def grove_gone() -> bool:
             for resource, name in ((POD_CLIQUE_SETS, "g"), (SERVICES, "g-frontend")):
@@ -122,3 +126,45 @@ async def test_grove_path_and_opt_out(client: KubeClient, kubeconfig: Path) -> N
                     return False
             return True
         await eventually(grove_gone)
+
+
+async def test_a_worker_change_on_grove_is_told_and_tracked(client: KubeClient,
+                                                             kubeconfig: Path) -> None:
+    async with operator(kubeconfig, OperatorSettings(grove_enabled=True)):
+        await client.create(GRAPH_DEPLOYMENTS, graph())
+        pcs = await eventually(lambda: client.get(POD_CLIQUE_SETS, NS, "g"))
+        await client.patch(POD_CLIQUE_SETS, NS, "g", {"status": {
+            "observedGeneration": pcs["metadata"]["generation"]}}, subresource="status")
+        await clique(client, "frontend", 1)
+        await clique(client, "decode", 2)
+        first = await graph_state(client, "successful")
+        recorded = first["metadata"]["annotations"]["nvidia.com/current-worker-hash-v2"]
+        assert "rollingUpdate" not in first["status"]  # the first generation is no rollout
+
+        await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"metadata": {"annotations": {
+            "nvidia.com/deployment-strategy": "Recreate"}}, "spec": {"services": {
+                "decode": {"envs": [{"name": "NEW", "value": "1"}]}}}})
+
+        async def told() -> Json | None:
+            warned = [e for e in await events(client, "g")
+                      if e["reason"] == "RollingUpdateNotSupported"]
+            return warned[0] if warned else None
+        event = await eventually(told)
+        assert event["type"] == "Warning"
+        assert "ignored: nvidia.com/deployment-strategy" in event["message"]
+        obj = await client.get(GRAPH_DEPLOYMENTS, NS, "g")
+        assert obj["metadata"]["annotations"]["nvidia.com/current-worker-hash-v2"] != recorded
+        assert obj["status"]["rollingUpdate"]["phase"] == "InProgress"
+
+        # Grove rolls the clique: once it reports the new spec ready, the rollout is over.
+        pcs = await client.get(POD_CLIQUE_SETS, NS, "g")
+        await client.patch(POD_CLIQUE_SETS, NS, "g", {"status": {
+            "observedGeneration": pcs["metadata"]["generation"]}}, subresource="status")
+        await ready(client, "g-0-decode", 2)
+
+        async def completed() -> Json | None:
+            status = (await client.get(GRAPH_DEPLOYMENTS, NS, "g")).get("status") or {}
+            rolling = status.get("rollingUpdate") or {}
+            return rolling if rolling.get("phase") == "Completed" else None
+        rolling = await eventually(completed)
+        assert rolling["updatedComponents"] == ["decode"] and rolling["endTime"]

@@ -56,6 +56,10 @@ permissions (the escalation check) - this avoids granting `escalate`.
 - apiGroups: [apps]
   resources: [deployments]
   verbs: [get, list, watch, create, update, patch, delete]
+# A graph's worker revision history (child writer; `rollout history|undo` read it).
+- apiGroups: [apps]
+  resources: [controllerrevisions]
+  verbs: [get, list, watch, create, update, patch, delete]
 - apiGroups: [""]
   resources: [services, configmaps, serviceaccounts]
   verbs: [get, list, watch, create, update, patch, delete]

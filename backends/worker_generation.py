@@ -1,0 +1,134 @@
+"""Worker generations: which worker DCDs a graph should have, under which names.
+
+The worker components (`worker`, `prefill`, `decode`) of the DCD path that run on one node
+each are rolled out together, by generation, as the original operator does
+(`upstream/concepts__system-architecture__rolling-updates.md`):
+
+- `worker_hash` is the generation of the graph's workers as it stands: eight hex digits of a
+  SHA-256 over every rolled worker's DCD as rendered (spec, labels and annotations), without
+  its replica count or restart token, so scaling or a restart never starts a generation;
+- a generation's DCDs are named `<graph>-<component>-<hash>`, carry the
+  `nvidia.com/dynamo-worker-hash` label (which reaches their pods) and register their workers in
+  the Dynamo namespace `<base>-<hash>` (`DYN_NAMESPACE_WORKER_SUFFIX`); the frontend gets
+  `DYN_NAMESPACE_PREFIX=<base>` and sees every generation;
+- DCDs made before generations existed (`<graph>-<component>`, no label) are the legacy
+  generation (`LEGACY`): adopted as they are while the workers do not change.
+
+A `WorkerPlan` says, per rolled worker, which DCDs to write: the target generation rendered
+from the graph (with a replica count the rollout chose), and older generations kept as they are
+with only their replicas set. The rollout (reconcilers.graph.rollout) makes the plan from what
+runs; `fresh_plan` is that of a graph with nothing running.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from api.conversion import HUB
+from api.conversion.written_inputs import with_component_inputs
+from api.convert import dump
+from backends import constants
+from backends.hub_graph import HubGraph
+from backends.multinode import node_count
+
+Json = dict[str, Any]
+
+__all__ = [
+    "HASH_VERSION",
+    "LEGACY",
+    "WorkerDCD",
+    "WorkerPlan",
+    "fresh_plan",
+    "legacy_plan",
+    "rolled_workers",
+    "worker_dcd_name",
+    "worker_hash",
+]
+
+#: Part of every hash: a change of what the hash covers must change this, not old hashes.
+HASH_VERSION = "dynamo-operator-worker-generation-v1"
+#: The generation of worker DCDs made before generations existed: no suffix, no label.
+LEGACY = ""
+
+
+def rolled_workers(graph: HubGraph) -> list[str]:
+    """The components rolled out by generation, in name order: the worker types that run on
+    one node (multinode workers roll inside their LeaderWorkerSet)."""
+    return [name for name, spec in graph.components()
+            if graph.component_type(name) in constants.WORKER_TYPES and node_count(spec) <= 1]
+
+
+def worker_dcd_name(graph: str, service: str, generation: str) -> str:
+    """`<graph>-<component>-<hash>`, lowercased; the legacy generation keeps the plain name."""
+    base = f"{graph}-{service.lower()}"
+    return f"{base}-{generation}" if generation else base
+
+
+def worker_hash(graph: HubGraph, workers: list[str] | None = None) -> str:
+    """The generation of the graph's workers: a hash of what the user states of them (each
+    rolled worker's component without its replicas and scaling adapter, in both versions'
+    terms, the graph's env and backend), so that neither scaling nor a new operator version
+    that renders differently starts a generation. `workers`: other components than the
+    rolled ones (those a Grove or LeaderWorkerSet controller replaces)."""
+    spec = graph.model.spec
+    names = rolled_workers(graph) if workers is None else workers
+    basis = {
+        "version": HASH_VERSION,
+        "backendFramework": spec.backend_framework,
+        "env": spec.env or [],
+        "workers": {name: _stated(graph, name) for name in names},
+    }
+    text = json.dumps(basis, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
+
+
+def _stated(graph: HubGraph, service: str) -> Json:
+    component = dump(dict(graph.components())[service])
+    for scaling in ("replicas", "scalingAdapter"):
+        component.pop(scaling, None)
+    inputs = graph.inputs.component(service).replace(
+        scaling_adapter=None, scaling_adapter_enabled=None, autoscaling=None)
+    # What only v1alpha1 states, as conversion writes it down.
+    written = with_component_inputs({"apiVersion": HUB, "kind": "DynamoComponentDeployment",
+                                     "metadata": {}, "spec": {}}, inputs)
+    return {"component": component, "inputs": written.get("metadata") or {}}
+
+
+@dataclass(frozen=True)
+class WorkerDCD:
+    """One DCD of a rolled worker: its generation, and the replicas to write (None: the
+    graph's own count). Only the target is rendered from the graph; any other generation's
+    DCD is kept as it is, with only its replicas written."""
+
+    generation: str
+    replicas: int | None = None
+    target: bool = True
+
+
+@dataclass(frozen=True)
+class WorkerPlan:
+    """The DCDs of every rolled worker, and whether the frontend must look beyond the base
+    Dynamo namespace (any generation but the legacy one runs)."""
+
+    dcds: Mapping[str, tuple[WorkerDCD, ...]] = field(default_factory=dict)
+    frontend_prefix: bool = True
+
+    def target(self, service: str) -> WorkerDCD | None:
+        """The DCD of the service rendered from the graph, if any."""
+        return next((d for d in self.dcds.get(service, ()) if d.target), None)
+
+
+def fresh_plan(graph: HubGraph, generation: str) -> WorkerPlan:
+    """A graph with nothing running: each rolled worker at the graph's count, in `generation`."""
+    return WorkerPlan({name: (WorkerDCD(generation),) for name in rolled_workers(graph)})
+
+
+def legacy_plan(graph: HubGraph) -> WorkerPlan:
+    """The graph as operators before generations wrote it: every worker in the legacy
+    generation, the frontend in its base namespace alone."""
+    return WorkerPlan({name: (WorkerDCD(LEGACY),) for name in rolled_workers(graph)},
+                      frontend_prefix=False)
