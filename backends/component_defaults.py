@@ -12,10 +12,11 @@ from typing import Any
 from backends import command, constants
 from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
+from backends.runtime_features import apply_runtime_gates, parse_version
 
 Json = dict[str, Any]
 
-__all__ = ["default_container", "default_pod_spec", "infrastructure_env"]
+__all__ = ["common_env", "default_container", "default_pod_spec", "infrastructure_env"]
 
 EPP_CONFIG_VOLUME = "epp-config"
 EPP_CONFIG_KEY = "epp-config-dynamo.yaml"
@@ -32,11 +33,13 @@ def default_container(spec: ComponentSpec, ctx: PodContext) -> Json:
     container: Json = {
         "name": constants.MAIN_CONTAINER,
         "command": list(command.SHELL),
-        "env": _base_env(spec, ctx),
+        "env": common_env(spec, ctx),
     }
     extra = _CONTAINERS.get(spec.component_type or "")
     if extra is not None:
         extra(container, spec, ctx)
+    version = parse_version(spec.spec.runtime_version_override)
+    apply_runtime_gates(container, spec.component_type, version)
     return container
 
 
@@ -67,7 +70,9 @@ def infrastructure_env(ctx: PodContext) -> list[Json]:
     return [{"name": name, "value": value} for name, value in pairs if value]
 
 
-def _base_env(spec: ComponentSpec, ctx: PodContext) -> list[Json]:
+def common_env(spec: ComponentSpec, ctx: PodContext) -> list[Json]:
+    """What every container running the Dynamo runtime is told: its namespace, component,
+    graph and pod, and the discovery backend."""
     env = [
         _var("DYN_NAMESPACE", ctx.dynamo_namespace),
         _var("DYN_COMPONENT", spec.component_type or ""),

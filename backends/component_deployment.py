@@ -25,7 +25,10 @@ from api.kube import copy_json
 from api.v1alpha1 import ExtraPodSpec, IngressSpec, IngressTLSSpec
 from backends import constants, labels, naming
 from backends.deployment_config import Configured, apply_deployment_config
+from backends.dynamo_sidecar import with_graph_env
+from backends.graph_metadata import stamp_metadata, with_graph_metadata
 from backends.hub_graph import HubGraph
+from backends.hub_only_fields import with_hub_only_fields
 from backends.merge import merge_env
 from backends.settings import OperatorSettings
 from backends.worker_generation import (
@@ -79,7 +82,8 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
     `namespace_prefix` discovers workers of every generation."""
     name, namespace = graph.name, graph.namespace
     component = dict(graph.components())[service]
-    inputs = graph.inputs.component(service)
+    inputs = with_graph_metadata(graph, graph.inputs.component(service))
+    inputs = with_graph_env(component, inputs, graph.model.spec.env)
     dyn_ns = naming.dynamo_namespace(
         namespace, name, global_namespace=bool(component.global_dynamo_namespace)
     )
@@ -138,7 +142,8 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
         },
         "spec": spec,
     }
-    return with_component_inputs(child, child_inputs)
+    built = with_hub_only_fields(with_component_inputs(child, child_inputs), component)
+    return stamp_metadata(graph, built)
 
 
 def _generation_env(component_type: str | None, dynamo_namespace: str, generation: str,

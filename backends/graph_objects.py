@@ -8,6 +8,7 @@ from typing import Any
 
 from backends import constants, naming
 from backends.discovery_rbac import discovery_rbac_of
+from backends.graph_metadata import stamp_metadata
 from backends.hub_graph import HubGraph
 
 Json = dict[str, Any]
@@ -51,19 +52,16 @@ def scaling_adapters(hub: HubGraph) -> list[Json]:
             continue
         key = str(service.name)
         adapter_labels = {constants.LABEL_GRAPH_NAME: graph, constants.LABEL_COMPONENT: key}
-        adapters.append(
-            {
-                "apiVersion": constants.DYNAMO_API_VERSION,
-                "kind": "DynamoGraphDeploymentScalingAdapter",
-                "metadata": _metadata(
-                    naming.component_name(graph, key), namespace, adapter_labels
-                ),
-                "spec": {
-                    "replicas": 1 if service.replicas is None else service.replicas,
-                    "dgdRef": {"name": graph, "serviceName": key},
-                },
-            }
-        )
+        adapter = {
+            "apiVersion": constants.DYNAMO_API_VERSION,
+            "kind": "DynamoGraphDeploymentScalingAdapter",
+            "metadata": _metadata(naming.component_name(graph, key), namespace, adapter_labels),
+            "spec": {
+                "replicas": 1 if service.replicas is None else service.replicas,
+                "dgdRef": {"name": graph, "serviceName": key},
+            },
+        }
+        adapters.append(stamp_metadata(hub, adapter))
     return adapters
 
 

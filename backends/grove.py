@@ -13,12 +13,20 @@ from backends import constants, frameworks, labels, naming
 from backends.component_deployment import default_ingress
 from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
+from backends.dynamo_sidecar import with_graph_env
 from backends.errors import GenerationError
+from backends.graph_metadata import (
+    graph_annotations,
+    graph_labels,
+    stamp_metadata,
+    with_priority_class,
+)
 from backends.hub_graph import HubGraph
 from backends.ingress import ingress, virtual_service
 from backends.merge import merge_env
 from backends.multinode import GROVE, Role, roles
 from backends.pod_spec import generate_pod_spec, main_container_of
+from backends.role_templates import with_role_template
 from backends.services import component_service, model_service
 from backends.settings import OperatorSettings
 
@@ -93,12 +101,13 @@ def pod_clique_set(
     strategy = grove_update_strategy(dgd)
     if strategy is not None:
         pcs_spec["updateStrategy"] = {"type": strategy}
-    return {
+    pcs = {
         "apiVersion": constants.GROVE_API_VERSION,
         "kind": "PodCliqueSet",
         "metadata": meta,
         "spec": pcs_spec,
     }
+    return with_priority_class(dgd, stamp_metadata(dgd, pcs))
 
 
 def grove_update_strategy(dgd: HubGraph) -> str | None:
@@ -169,7 +178,7 @@ def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeployme
                   settings: OperatorSettings) -> ComponentSpec:
     """Component `key` (`spec`) as the pods see it: graph env under its own, and the graph's
     discovery backend recorded in its annotations."""
-    inputs = dgd.inputs.component(key)
+    inputs = with_graph_env(spec, dgd.inputs.component(key), dgd.model.spec.env)
     pod = inputs.pod
     graph_env = dgd.model.spec.env
     if graph_env or pod.envs:
@@ -210,12 +219,14 @@ def _clique(
     ctx: PodContext,
 ) -> Json:
     graph, _ = _identity(dgd)
+    spec = with_role_template(spec, role)
+    # The graph's labels and annotations are under everything the clique states.
     return {
         "name": role.name,
-        "labels": labels.grove_clique_labels(
+        "labels": {**graph_labels(dgd), **labels.grove_clique_labels(
             graph, dgd.model.metadata.get("annotations") or {}, key, spec, dyn_ns
-        ),
-        "annotations": labels.grove_clique_annotations(spec),
+        )},
+        "annotations": {**graph_annotations(dgd), **labels.grove_clique_annotations(spec)},
         "spec": {
             "roleName": role.name,
             "replicas": role.replicas,

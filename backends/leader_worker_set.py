@@ -1,10 +1,12 @@
 """LeaderWorkerSets of a multinode DCD (the DCD path without Grove): one per replica, each a
-leader pod and nodeCount-1 worker pods, gang-scheduled by Volcano through a PodGroup. The
+leader pod and nodeCount-1 worker pods (each from its role's template when the component has
+them: `backends.role_templates`), gang-scheduled by Volcano through a PodGroup. The
 component's rolling-update annotations become the LeaderWorkerSet's `rolloutStrategy`."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from backends import constants, labels
@@ -13,6 +15,7 @@ from backends.deployment import deployment_strategy, object_metadata
 from backends.hub_component import HubComponent
 from backends.multinode import Role, node_count
 from backends.pod_spec import generate_pod_spec
+from backends.role_templates import role_inputs
 
 Json = dict[str, Any]
 
@@ -82,6 +85,7 @@ def _template(
     index: int,
     service_account: str,
 ) -> Json:
+    dcd = replace(dcd, inputs=role_inputs(dcd.model.spec, dcd.inputs, role.kind))
     pod = generate_pod_spec(dcd.component, role, ctx)
     pod.setdefault("serviceAccountName", service_account)
     if ctx.settings.volcano_enabled:

@@ -76,6 +76,12 @@ class MultinodeDeployer(Protocol):
         """The leader must wait for the workers' DNS names before connecting to them."""
         ...
 
+    @property
+    def rank_variable(self) -> str:
+        """The variable the orchestrator sets to a pod's 0-based rank in its replica (the
+        leader's is 0)."""
+        ...
+
     def leader_host(self, name: str) -> str:
         """Host name of the leader pod, as a string the kubelet or shell expands."""
         ...
@@ -95,6 +101,7 @@ class GroveDeployer:
 
     name: str = "grove"
     needs_dns_wait: bool = False
+    rank_variable: str = "GROVE_PCSG_POD_INDEX"
 
     def leader_host(self, name: str) -> str:
         return self._host(naming.leader_role(name.lower()), 0)
@@ -118,6 +125,7 @@ class LwsDeployer:
 
     name: str = "lws"
     needs_dns_wait: bool = True
+    rank_variable: str = "LWS_WORKER_INDEX"
 
     def leader_host(self, name: str) -> str:
         return "$(LWS_LEADER_ADDRESS)"

@@ -1,5 +1,7 @@
 """A component's pod spec for one role: defaults, the user's overrides, resources, volumes,
-the backend's changes, then canonical ordering.
+the backend's changes, then canonical ordering (with a dynamoSidecar, the defaults go to the
+runtime init container and `main` is the user's engine: `backends.dynamo_sidecar`; a role
+with a template of its own keeps its command: `backends.role_templates`).
 
 Precedence of environment variables, lowest first: platform addresses (NATS, etcd...), the
 component-type defaults, `extraPodSpec.mainContainer.env`, the component's `envs` (which
@@ -18,11 +20,13 @@ from backends.canonical import canonical_pod_spec
 from backends.component_defaults import default_container, default_pod_spec, infrastructure_env
 from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
+from backends.dynamo_sidecar import runtime_container, runtime_name, unsupported
 from backends.errors import GenerationError
 from backends.merge import merge_env, merge_keyed, merge_over
 from backends.multinode import Role
 from backends.pull_secrets import lookup
 from backends.resources import apply_resources
+from backends.role_templates import authored, topology_env
 from backends.volumes import cache_mount_point, pvc_volumes, shared_memory_volume
 
 Json = dict[str, Any]
@@ -51,7 +55,12 @@ def generate_pod_spec(spec: ComponentSpec, role: Role, ctx: PodContext) -> Json:
         list(user.get("args") or []),
         ctx.backend_framework,
     )
-    container = _main_container(spec, user, ctx)
+    runtime = runtime_name(spec)
+    if runtime is not None:
+        _refuse_unsupported(spec)
+        container = _engine_container(spec, user)
+    else:
+        container = _main_container(spec, user, ctx)
     volumes = _add_volumes(container, spec, backend)
     backend_ctx = frameworks.BackendContext(
         role=role,
@@ -61,9 +70,22 @@ def generate_pod_spec(spec: ComponentSpec, role: Role, ctx: PodContext) -> Json:
         cache_mount=_cache_mount(spec, backend),
         mpi_secret=ctx.settings.mpi_run_secret_name,
     )
-    backend.update_container(container, backend_ctx)
+    if authored(spec, role):
+        # The role's template owns its launch command; the rest of the backend's changes
+        # stay, and the pod learns its place in the replica.
+        launch: Json = {k: container[k] for k in ("command", "args") if k in container}
+        backend.update_container(container, backend_ctx)
+        container.pop("command", None)
+        container.pop("args", None)
+        container.update(launch)
+        container["env"] = merge_env(container.get("env") or [],
+                                     topology_env(ctx.deployer, ctx.host_name))
+    else:
+        backend.update_container(container, backend_ctx)
 
     pod = _pod(spec, ctx, container, volumes)
+    if runtime is not None:
+        _run_runtime(pod, spec, ctx, runtime)
     backend.update_pod_spec(pod, backend_ctx)
     canonical_pod_spec(pod)
     return pod
@@ -109,6 +131,53 @@ def _main_container(spec: ComponentSpec, user: Json, ctx: PodContext) -> Json:
             {"secretRef": {"name": given_pod.env_from_secret}},
         ]
     return container
+
+
+def _engine_container(spec: ComponentSpec, user: Json) -> Json:
+    """`main` beside a dynamoSidecar: the user's engine as written (its env, with the
+    component's `envs` and the graph's, its probes, resources and envFromSecret), without
+    the runtime's defaults."""
+    given_pod = spec.inputs.pod
+    container: Json = {"name": constants.MAIN_CONTAINER,
+                       **{k: copy_json(v) for k, v in user.items() if k not in ("name", "env")}}
+    env = merge_env(user.get("env") or [], given_pod.envs or [])
+    if env:
+        container["env"] = env
+    for probe, given in (
+        ("livenessProbe", given_pod.liveness_probe),
+        ("readinessProbe", given_pod.readiness_probe),
+    ):
+        if given is not None:
+            container[probe] = copy_json(given)
+    apply_resources(container, given_pod.resources)
+    if given_pod.env_from_secret:
+        container["envFrom"] = [
+            *container.get("envFrom", []),
+            {"secretRef": {"name": given_pod.env_from_secret}},
+        ]
+    return container
+
+
+def _refuse_unsupported(spec: ComponentSpec) -> None:
+    refused = unsupported(spec.spec)
+    if refused is not None:
+        raise GenerationError(f"{refused[0]}: {refused[1]}")
+
+
+def _run_runtime(pod: Json, spec: ComponentSpec, ctx: PodContext, name: str) -> None:
+    """The named init container becomes the runtime (`backends.dynamo_sidecar`), and its
+    image's pull secrets join the pod's."""
+    inits = pod.get("initContainers") or []
+    index = next((i for i, c in enumerate(inits) if c.get("name") == name), None)
+    if index is None:
+        raise GenerationError(f'dynamoSidecar "{name}" names no init container of the '
+                              "pod template")
+    inits[index] = runtime_container(spec, ctx, inits[index])
+    image = inits[index].get("image")
+    if image:
+        secrets = _pull_secrets(spec, ctx, image, pod.get("imagePullSecrets") or [])
+        if secrets:
+            pod["imagePullSecrets"] = secrets
 
 
 def _add_volumes(container: Json, spec: ComponentSpec, backend: frameworks.Backend) -> list[Json]:
@@ -163,19 +232,19 @@ def _pod(spec: ComponentSpec, ctx: PodContext, main: Json, volumes: list[Json]) 
     if all_volumes:
         pod["volumes"] = all_volumes
 
-    secrets = _pull_secrets(spec, ctx, main, user.get("imagePullSecrets") or [])
+    secrets = _pull_secrets(spec, ctx, main.get("image"), user.get("imagePullSecrets") or [])
     if secrets:
         pod["imagePullSecrets"] = secrets
     return pod
 
 
 def _pull_secrets(
-    spec: ComponentSpec, ctx: PodContext, main: Json, given: list[Json]
+    spec: ComponentSpec, ctx: PodContext, image: Any, given: list[Json]
 ) -> list[Json]:
+    """`given`, then the discovered pull secrets of `image` not among them."""
     secrets = copy_json(given)
     annotations = spec.inputs.annotations or {}
     disabled = annotations.get(constants.ANNOTATION_DISABLE_PULL_SECRET_DISCOVERY)
-    image = main.get("image")
     if disabled != "true" and image:
         names = {s.get("name") for s in secrets}
         secrets += [{"name": n} for n in lookup(ctx.pull_secrets, image) if n not in names]

@@ -53,7 +53,7 @@ from api.v1alpha1 import (
     VolumeMount,
 )
 
-__all__ = ["ComponentInputs", "PodInputs", "RenderInputs", "render_inputs"]
+__all__ = ["ComponentInputs", "PodInputs", "RenderInputs", "render_inputs", "template_pod_inputs"]
 
 _METADATA_KEYS = ("labels", "annotations")
 
@@ -193,6 +193,13 @@ def _component(hub: Json, saved: Json) -> ComponentInputs:
         scaling_adapter=load(ScalingAdapter, scaling) if isinstance(scaling, dict) else None,
         pod=_pod_inputs(pod),
     )
+
+
+def template_pod_inputs(template: Json) -> PodInputs:
+    """The pod group a `podTemplate` of its own states (a multinode role's), as the live
+    fields of a component's template give it (`v1beta1` only: nothing is saved for it).
+    ConversionError when its fields do not fit the `v1alpha1` models."""
+    return _pod_inputs(pod_to_spoke({"podTemplate": template}))
 
 
 def _group(hub: Json, saved: Json, rules: list[Rule]) -> Json:

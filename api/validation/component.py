@@ -18,6 +18,9 @@ from api.v1alpha1 import (
 )
 from api.validation import kube_values, values
 
+#: The end of the error of a volume mount whose PVC the graph's `spec.pvcs` does not declare
+#: (a `v1alpha1` rule: `v1beta1` has no `pvcs`, and its mounts name existing claims).
+UNDECLARED_PVC = "is not declared in spec.pvcs"
 # The only backend with a default compilation-cache mount point.
 CACHE_DEFAULT_BACKEND = "vllm"
 EPP = "epp"
@@ -169,7 +172,7 @@ def _volume_mount(
     errors = values.required(f"{path}.name", mount.name)
     if mount.name and pvc_names is not None and mount.name not in pvc_names:
         errors.append(
-            FieldError(f"{path}.name", f'PVC "{mount.name}" is not declared in spec.pvcs')
+            FieldError(f"{path}.name", f'PVC "{mount.name}" {UNDECLARED_PVC}')
         )
     if mount.mount_point:
         if not mount.mount_point.startswith("/"):

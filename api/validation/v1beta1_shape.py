@@ -10,9 +10,11 @@ has already checked the types):
 - every component (a graph's entries, a DCD's spec): a `podTemplate` has a container `main`
   (the one the operator configures), every other container names its image (sidecars get
   no defaults), `frontendSidecar` names a container of the template and `dynamoSidecar` a
-  restartable init container; `minAvailable` at most `replicas` unless that is 0; `roles`
+  restartable init container (only on a single-node worker, prefill or decode without
+  checkpoint, GMS or failover); `minAvailable` at most `replicas` unless that is 0; `roles`
   only on a multinode component, exactly one leader and one worker, of 1 and
-  `multinode.nodeCount - 1` pods when given;
+  `multinode.nodeCount - 1` pods when given; role podTemplates on both roles or none, each
+  with a `main`, not beside a graph component's own template, and not with GMS or failover;
 - on update: a component's `type`, once set, and its `minAvailable` do not change (a graph's
   components are matched by name).
 
@@ -30,6 +32,8 @@ from api.v1beta1 import MAIN_CONTAINER, MAX_COMPONENTS
 __all__ = ["component_deployment_shape", "graph_deployment_shape", "v1beta1_shape"]
 
 EPP = "epp"
+#: The component types that may run the Dynamo runtime in a dynamoSidecar.
+RUNTIME_TYPES = ("worker", "prefill", "decode")
 #: The roles of a multinode component, and the pods each has in one instance.
 ROLE_PODS = {"leader": "the leader role has 1 pod",
              "worker": "the worker role has multinode.nodeCount - 1 pods"}
@@ -78,7 +82,7 @@ def graph_deployment_shape(obj: Json, old: Json | None) -> list[FieldError]:
                     f"{path}.type", f"Forbidden: at most one component may have type epp "
                                     f"(spec.components[{epp}] has it)"))
         previous = old_components.get(name) if old is not None else None
-        errors += component_shape(path, component, previous)
+        errors += component_shape(path, component, previous, in_graph=True)
     return errors
 
 
@@ -88,11 +92,14 @@ def component_deployment_shape(obj: Json, old: Json | None) -> list[FieldError]:
     return component_shape("spec", _dict(obj.get("spec")), previous)
 
 
-def component_shape(path: str, component: Json, old: Json | None) -> list[FieldError]:
+def component_shape(path: str, component: Json, old: Json | None, *,
+                    in_graph: bool = False) -> list[FieldError]:
     """One component's pod template and sidecar references; with `old`, what may not
-    change."""
+    change. `in_graph`: a graph's entry (a DCD's own podTemplate may sit beside role
+    templates: a graph's child DCD carries there what the graph decides, its identity labels
+    and the graph's env, which the role templates are merged over)."""
     errors = _pod_template(path, component)
-    errors += _roles(path, component)
+    errors += _roles(path, component, in_graph)
     replicas, least = component.get("replicas"), component.get("minAvailable")
     if isinstance(least, int) and isinstance(replicas, int) and 0 < replicas < least:
         errors.append(FieldError(
@@ -140,10 +147,32 @@ def _pod_template(path: str, component: Json) -> list[FieldError]:
                 f"{path}.dynamoSidecar",
                 f"Invalid value: {_quoted(runtime)}: must name an init container of "
                 "podTemplate.spec.initContainers with restartPolicy Always"))
+        errors += _runtime_mode(path, component)
     return errors
 
 
-def _roles(path: str, component: Json) -> list[FieldError]:
+def _runtime_mode(path: str, component: Json) -> list[FieldError]:
+    """What a component with a dynamoSidecar may not be (the runtime runs beside the engine
+    only for a single-node worker, prefill or decode, without checkpoint, GMS or failover)."""
+    if component.get("type") not in RUNTIME_TYPES:
+        return [FieldError(f"{path}.dynamoSidecar", "Forbidden: is supported only for "
+                                                    "worker, prefill and decode components")]
+    errors = []
+    if component.get("multinode") is not None:
+        errors.append(FieldError(f"{path}.multinode", "Forbidden: is not supported with a "
+                                                      "dynamoSidecar"))
+    experimental = _dict(component.get("experimental"))
+    if _dict(experimental.get("checkpoint")).get("enabled") is True:
+        errors.append(FieldError(f"{path}.experimental.checkpoint",
+                                 "Forbidden: is not supported with a dynamoSidecar"))
+    for key in ("gpuMemoryService", "failover"):
+        if experimental.get(key) is not None:
+            errors.append(FieldError(f"{path}.experimental.{key}",
+                                     "Forbidden: is not supported with a dynamoSidecar"))
+    return errors
+
+
+def _roles(path: str, component: Json, in_graph: bool) -> list[FieldError]:
     roles = component.get("roles")
     if roles is None:
         return []
@@ -170,6 +199,36 @@ def _roles(path: str, component: Json) -> list[FieldError]:
     if sorted(n for n in names if n in ROLE_PODS) != sorted(ROLE_PODS):
         errors.append(FieldError(f"{path}.roles", "Required value: exactly one leader and "
                                                   "one worker role"))
+    return errors + _role_templates(path, component, in_graph)
+
+
+def _role_templates(path: str, component: Json, in_graph: bool) -> list[FieldError]:
+    """Role templates are complete: both roles have one (with a `main` container) and the
+    component none; and they do not combine with GMS or failover."""
+    roles = _dicts(component.get("roles"))
+    given = [i for i, role in enumerate(roles) if role.get("podTemplate") is not None]
+    if not given:
+        return []
+    errors = []
+    if in_graph and "podTemplate" in component:
+        errors.append(FieldError(f"{path}.podTemplate", "Forbidden: a component with role "
+                                                        "podTemplates has none of its own"))
+    for i, role in enumerate(roles):
+        if i not in given:
+            errors.append(FieldError(f"{path}.roles[{i}].podTemplate", "Required value: every "
+                                     "role has a podTemplate when one role has"))
+            continue
+        spec = _dict(_dict(role.get("podTemplate")).get("spec"))
+        names = [c.get("name") for c in _dicts(spec.get("containers"))]
+        if MAIN_CONTAINER not in names:
+            errors.append(FieldError(f"{path}.roles[{i}].podTemplate.spec.containers",
+                                     f'Required value: a container named "{MAIN_CONTAINER}" '
+                                     "is required"))
+    experimental = _dict(component.get("experimental"))
+    for key in ("gpuMemoryService", "failover"):
+        if experimental.get(key) is not None:
+            errors.append(FieldError(f"{path}.experimental.{key}", "Forbidden: is not "
+                                     "supported with role podTemplates"))
     return errors
 
 

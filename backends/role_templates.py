@@ -1,0 +1,109 @@
+"""`roles[].podTemplate` (`v1beta1`): a multinode component's leader and worker pods from
+templates of their own.
+
+Role templates are complete inputs, not patches (the component then has no `podTemplate`):
+each role's pods are built from its own template, with what the component states besides
+(the graph's env under the role's own, the compilation cache, the graph's pod annotations).
+The manifest owns the role's launch command: the backend's generated leader and worker
+command lines are not applied, while the rest of what the backend does stays (probes, the
+TRT-LLM worker's sshd readiness and the MPI key mount). Every role pod is told its place
+with the portable topology variables, which the operator owns (they replace entries of the
+same name): `DYNAMO_RANK` (0 on the leader, 1.. on the workers) and `DYNAMO_LEADER_ADDRESS`
+(the leader's host name, without a port).
+
+The original injects the two variables into every multinode component created by operator
+1.6.0 or later (its origin-version gate); this operator has no origin version to read, so it
+injects them where a graph uses role templates, and an operator upgrade changes no existing
+multinode pod.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from api.conversion.render_inputs import ComponentInputs, PodInputs, template_pod_inputs
+from api.v1alpha1 import ExtraPodMetadata
+from api.v1beta1 import DynamoComponentDeploymentSharedSpec
+from backends.component_spec import ComponentSpec
+from backends.merge import merge_env
+from backends.multinode import MultinodeDeployer, Role
+
+Json = dict[str, Any]
+
+__all__ = [
+    "LEADER_ADDRESS_ENV",
+    "RANK_ENV",
+    "authored",
+    "role_inputs",
+    "role_template",
+    "topology_env",
+    "uses_role_templates",
+    "with_role_template",
+]
+
+RANK_ENV = "DYNAMO_RANK"
+LEADER_ADDRESS_ENV = "DYNAMO_LEADER_ADDRESS"
+
+
+def role_template(component: DynamoComponentDeploymentSharedSpec, kind: str) -> Json | None:
+    """The `podTemplate` of the component's role `kind` (leader or worker), or None."""
+    for role in component.roles or []:
+        if role.name == kind and role.pod_template is not None:
+            return role.pod_template
+    return None
+
+
+def uses_role_templates(component: DynamoComponentDeploymentSharedSpec) -> bool:
+    """Some role of the component has a podTemplate of its own."""
+    return any(role.pod_template is not None for role in component.roles or [])
+
+
+def authored(spec: ComponentSpec, role: Role) -> bool:
+    """Pods of `role` come from a role template (the manifest owns their command)."""
+    return role.multinode and role_template(spec.spec, role.kind) is not None
+
+
+def with_role_template(spec: ComponentSpec, role: Role) -> ComponentSpec:
+    """The component as `role`'s pods see it: its inputs with the role's template as the
+    pod group (`role_inputs`); itself when the role has no template."""
+    if not authored(spec, role):
+        return spec
+    return ComponentSpec(spec.spec, role_inputs(spec.spec, spec.inputs, role.kind))
+
+
+def role_inputs(component: DynamoComponentDeploymentSharedSpec, inputs: ComponentInputs,
+                kind: str) -> ComponentInputs:
+    """`inputs` with role `kind`'s template as the pod group, over what the component's own
+    group holds without a template (the graph's env, the compilation cache mount, the
+    graph's pod annotations); `inputs` when the role has no template."""
+    template = role_template(component, kind)
+    if template is None:
+        return inputs
+    return inputs.replace(pod=_over(inputs.pod, template_pod_inputs(template)))
+
+
+def topology_env(deployer: MultinodeDeployer, host_name: str) -> list[Json]:
+    """The portable topology variables of a role pod: the orchestrator's group-wide pod
+    index (0 on the leader, whose clique comes first) and the leader's host name."""
+    return [{"name": RANK_ENV, "value": f"$({deployer.rank_variable})"},
+            {"name": LEADER_ADDRESS_ENV, "value": deployer.leader_host(host_name)}]
+
+
+def _over(component: PodInputs, role: PodInputs) -> PodInputs:
+    envs = component.envs
+    if component.envs or role.envs:
+        envs = merge_env(component.envs or [], role.envs or [])
+    mounts = [*(component.volume_mounts or []), *(role.volume_mounts or [])] or None
+    return role.replace(envs=envs, volume_mounts=mounts,
+                        extra_pod_metadata=_metadata(component.extra_pod_metadata,
+                                                     role.extra_pod_metadata),
+                        resources=role.resources or component.resources)
+
+
+def _metadata(component: ExtraPodMetadata | None,
+              role: ExtraPodMetadata | None) -> ExtraPodMetadata | None:
+    if component is None or role is None:
+        return role or component
+    labels = {**(component.labels or {}), **(role.labels or {})}
+    annotations = {**(component.annotations or {}), **(role.annotations or {})}
+    return ExtraPodMetadata(labels=labels or None, annotations=annotations or None)
