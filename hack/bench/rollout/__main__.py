@@ -1,0 +1,92 @@
+"""Drive the rollout benchmark: `python -m hack.bench.rollout --graphs N [--chart PATH]`.
+
+A fresh local cluster (simulation on, roomy nodes) runs in this process; N disaggregated graphs
+(two decode and two prefill workers, ready 2 s after they run, 1 s to stop) are created and
+the `dynamo-operator` process makes them Ready; then every graph's worker image changes at
+once, and a shared sampler (`sampler.SharedSampler`, two LISTs per 100 ms tick for all graphs)
+follows each graph until it is done. The same is then run, on a fresh cluster, by the peer:
+the operator of before worker generations (`peer`), since ours has no switch that turns the
+rollout logic off. The machine's speed is measured in the same run (`hack.bench.calibration`).
+The chart of the first graph's rollout is written to --chart. The last line printed is one JSON
+object; the run fails (exit 1) on impossible figures or a broken invariant of ours.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from hack.bench import calibration
+from hack.bench.checks import ImpossibleFigures, report_and_exit_code
+from hack.bench.rollout_chart import write_rollout_chart
+
+from .figures import checked, figures
+from .peer import commit_before_generations, peer_tree
+from .run import Options, run
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m hack.bench.rollout")
+    parser.add_argument("--graphs", type=int, default=10, help="graphs rolled out at once")
+    parser.add_argument("--chart", type=Path, default=None,
+                        help="write the PNG chart of the first graph's rollout here")
+    parser.add_argument("--ready-after", type=float, default=2.0,
+                        help="seconds a worker pod takes to turn ready once running")
+    parser.add_argument("--stop-after", type=float, default=1.0,
+                        help="seconds a worker pod takes to stop")
+    parser.add_argument("--interval", type=float, default=0.1, help="sampling interval")
+    parser.add_argument("--timeout", type=float, default=600.0,
+                        help="seconds to wait for Ready, and again for the rollouts")
+    parser.add_argument("--no-peer", dest="peer", action="store_false",
+                        help="skip the peer run (its figures are then null)")
+    return parser.parse_args(argv)
+
+
+async def bench(args: argparse.Namespace) -> dict[str, Any]:
+    cal = calibration.checked()
+    workdir = Path(tempfile.mkdtemp(prefix="bench-rollout-"))
+    opts = Options(args.graphs, args.ready_after, args.stop_after, args.timeout,
+                   args.interval, workdir)
+    ours = await run(opts)
+    result = checked(figures(ours), "ours")
+    if args.chart is not None:
+        colours = write_rollout_chart(args.chart, ours.sampler.series[ours.names[0]])
+        result["chart"] = {"path": str(args.chart), "graph": ours.names[0],
+                           "lines": {k: "#{:02x}{:02x}{:02x}".format(*c)
+                                     for k, c in colours.items()}}
+    print(f"ours: {json.dumps(result)}", file=sys.stderr)
+    peer: dict[str, Any] | None = None
+    reason = "--no-peer"
+    commit = commit_before_generations() if args.peer else None
+    if args.peer and commit is None:
+        reason = "no commit without worker generations in the last 400"
+    if commit is not None:
+        tree = peer_tree(workdir / "peer", commit)
+        outcome = await run(Options(**{**opts.__dict__, "tree": tree}))
+        peer = {"commit": commit[:12], **checked(figures(outcome), "peer")}
+        peer.pop("phases_of_first_graph", None)
+        print(f"peer: {json.dumps(peer)}", file=sys.stderr)
+    return {"graphs": args.graphs, "ready_after": args.ready_after,
+            "stop_after": args.stop_after, **result,
+            "peer": peer, "peer_reason": None if peer is not None else reason,
+            "peer_is": "the operator of the commit before worker generations (no switch turns "
+                       "the rollout logic off)", **cal}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    try:
+        print(json.dumps(asyncio.run(bench(args))))
+    except ImpossibleFigures as err:
+        return report_and_exit_code(err)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
