@@ -22,7 +22,7 @@ from typing import Any
 import aiohttp
 import yaml
 
-from e2e.e2e_support import DGD, DGDR, DGDSA, EXAMPLES, ROOT, Env, eventually
+from e2e.e2e_support import DGD, DGDR, DGDSA, EXAMPLES, ROOT, Env, eventually, worker_dcd
 from hack.localcluster.rbac import RequestAttributes
 from hack.localcluster.rbac.rules import Rule, breakdown, uncovered
 from hack.localcluster.testing import Kubectl
@@ -378,17 +378,20 @@ async def conversion(env: Env) -> None:
 async def lifecycle(env: Env) -> None:
     await env.apply_example("vllm-agg")
     await env.wait_ready("vllm-agg", 90)
+    worker = await worker_dcd(env, "vllm-agg", "VllmDecodeWorker")
     await env.k("patch", DGD, "vllm-agg", "--type=merge", "-p", json.dumps(
         {"spec": {"services": {"VllmDecodeWorker": {"replicas": 2}}}}))
 
     async def two() -> bool:
-        dep = await env.get("deploy", "vllm-agg-vllmdecodeworker")
+        dep = await env.get("deploy", worker)
         return bool(dep) and dep["spec"].get("replicas") == 2
     await eventually(two, what="the worker Deployment at 2 replicas")
+    # A new image is a new worker generation: rolled out, the old generation deleted.
     await env.k("patch", DGD, "vllm-agg", "--type=json", "-p", json.dumps([{
         "op": "replace",
         "path": "/spec/services/VllmDecodeWorker/extraPodSpec/mainContainer/image",
         "value": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"}]))
+    assert await worker_dcd(env, "vllm-agg", "VllmDecodeWorker", within=90) != worker
     await env.wait_ready("vllm-agg", 90)
     await env.k("delete", DGD, "vllm-agg", "--wait=true", "--timeout=60s")
 
