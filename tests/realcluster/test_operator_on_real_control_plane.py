@@ -30,6 +30,8 @@ import aiohttp
 import pytest
 import yaml
 
+from backends.hub_graph import hub_graph
+from backends.worker_generation import worker_dcd_name, worker_hash
 from e2e.e2e_support import DCD, DGD, DGDSA, EXAMPLES, Env, OperatorProcess
 from hack.localcluster.testing import Kubectl, eventually
 from hack.nodesim import NodeSim, NodeSimConfig, PodDelays, nodes
@@ -148,6 +150,10 @@ async def test_a_disaggregated_graph_reaches_ready(
 async def test_a_scaling_adapter_scales_through_the_real_scale_subresource(
         env: Env, sim: NodeSim, operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
     graph, adapter = "vllm-scaling-adapter", "vllm-scaling-adapter-vllmdecodeworker"
+    # The adapter keeps <graph>-<service>; the worker's DCD (and its Deployment) is named by
+    # its generation, <graph>-<service>-<hash>.
+    manifest = yaml.safe_load((EXAMPLES / f"{graph}.yaml").read_text())
+    deployment_name = worker_dcd_name(graph, "VllmDecodeWorker", worker_hash(hub_graph(manifest)))
     await operators()
     await _apply_example(env, graph)
     await _wait_ready(env, graph)
@@ -158,7 +164,7 @@ async def test_a_scaling_adapter_scales_through_the_real_scale_subresource(
     await env.k("scale", DGDSA, adapter, "--replicas=3")
 
     async def scaled() -> bool:
-        deployment = await env.get("deployment", adapter)
+        deployment = await env.get("deployment", deployment_name)
         status = (deployment or {}).get("status") or {}
         return bool(deployment and deployment["spec"]["replicas"] == 3
                     and status.get("readyReplicas") == 3)

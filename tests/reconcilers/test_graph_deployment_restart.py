@@ -15,6 +15,7 @@ from graph_harness import (
     installed_client,
     operator,
     report,
+    worker_name,
 )
 
 from controller.client import KubeClient
@@ -36,6 +37,10 @@ def two_workers(**spec: Any) -> Json:
                  **spec)
 
 
+#: The workers' DCDs, g-a-<hash> and g-b-<hash>: one generation, which a restart keeps.
+A, B = (worker_name(two_workers(), service) for service in ("a", "b"))
+
+
 async def token(client: KubeClient, name: str) -> str | None:
     dcd = await client.get(COMPONENT_DEPLOYMENTS, NS, name)
     return ((dcd["spec"].get("annotations") or {}).get(RESTART_AT))
@@ -50,7 +55,7 @@ async def restart_status(client: KubeClient, wanted: Json) -> None:
 
 async def running(client: KubeClient) -> None:
     """Both DCDs exist and report ready at their current generation."""
-    for name in ("g-a", "g-b"):
+    for name in (A, B):
         await eventually(lambda n=name: client.get(COMPONENT_DEPLOYMENTS, NS, n))
         await report(client, name, 1)
 
@@ -68,19 +73,19 @@ async def test_sequential_restart(client: KubeClient, kubeconfig: Path) -> None:
         await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"spec": {"restart": {"id": "r1"}}})
         await restart_status(client, {"observedID": "r1", "phase": "Restarting",
                                       "inProgress": ["a"]})
-        assert await eventually(lambda: token(client, "g-a")) == "r1"
-        assert await token(client, "g-b") is None
-        await rolled(client, "g-a")
+        assert await eventually(lambda: token(client, A)) == "r1"
+        assert await token(client, B) is None
+        await rolled(client, A)
         await restart_status(client, {"observedID": "r1", "phase": "Restarting",
                                       "inProgress": ["b"]})
-        assert await eventually(lambda: token(client, "g-b")) == "r1"
-        assert await token(client, "g-a") == "r1"
-        await rolled(client, "g-b")
+        assert await eventually(lambda: token(client, B)) == "r1"
+        assert await token(client, A) == "r1"
+        await rolled(client, B)
         await restart_status(client, {"observedID": "r1", "phase": "Completed"})
         # Removing the request keeps the record and the tokens: nothing restarts again.
         await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"spec": {"restart": None}})
         await eventually(lambda: _observed(client))
-        assert (await token(client, "g-a"), await token(client, "g-b")) == ("r1", "r1")
+        assert (await token(client, A), await token(client, B)) == ("r1", "r1")
         obj = await client.get(GRAPH_DEPLOYMENTS, NS, "g")
         assert obj["status"]["restart"] == {"observedID": "r1", "phase": "Completed"}
 
@@ -98,20 +103,20 @@ async def test_parallel_restart_in_given_order(client: KubeClient, kubeconfig: P
             "id": "p1", "strategy": {"type": "Parallel"}}}})
         await restart_status(client, {"observedID": "p1", "phase": "Restarting",
                                       "inProgress": ["a", "b"]})
-        assert await eventually(lambda: token(client, "g-b")) == "p1"
-        assert await token(client, "g-a") == "p1"
-        await rolled(client, "g-b")
+        assert await eventually(lambda: token(client, B)) == "p1"
+        assert await token(client, A) == "p1"
+        await rolled(client, B)
         await restart_status(client, {"observedID": "p1", "phase": "Restarting",
                                       "inProgress": ["a"]})
-        await rolled(client, "g-a")
+        await rolled(client, A)
         await restart_status(client, {"observedID": "p1", "phase": "Completed"})
         # A sequential request in an explicit order starts with the first service listed.
         await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"spec": {"restart": {
             "id": "s2", "strategy": {"type": "Sequential", "order": ["b", "a"]}}}})
         await restart_status(client, {"observedID": "s2", "phase": "Restarting",
                                       "inProgress": ["b"]})
-        assert await eventually(lambda: _token_is(client, "g-b", "s2"))
-        assert await token(client, "g-a") == "p1"
+        assert await eventually(lambda: _token_is(client, B, "s2"))
+        assert await token(client, A) == "p1"
 
 
 async def _token_is(client: KubeClient, name: str, wanted: str) -> bool:
@@ -123,7 +128,7 @@ async def test_created_with_restart_id_does_not_restart(client: KubeClient,
     async with operator(kubeconfig):
         await client.create(GRAPH_DEPLOYMENTS, two_workers(restart={"id": "r0"}))
         await restart_status(client, {"observedID": "r0", "phase": "Completed"})
-        for name in ("g-a", "g-b"):
+        for name in (A, B):
             dcd = await eventually(lambda n=name: client.get(COMPONENT_DEPLOYMENTS, NS, n))
             # Created with the token: generation 1, never updated for the restart.
             assert dcd["spec"]["annotations"][RESTART_AT] == "r0"
@@ -134,4 +139,4 @@ async def test_created_with_restart_id_does_not_restart(client: KubeClient,
             obj = await client.get(GRAPH_DEPLOYMENTS, NS, "g")
             return bool(obj["status"]["state"] == "successful")
         await eventually(successful)
-        assert (await client.get(COMPONENT_DEPLOYMENTS, NS, "g-a"))["metadata"]["generation"] == 1
+        assert (await client.get(COMPONENT_DEPLOYMENTS, NS, A))["metadata"]["generation"] == 1
