@@ -37,6 +37,7 @@ from backends.constants import (
 )
 from controller.client import ClientConfig, KubeClient
 from e2e.rollout_sampler import Report, RolloutSampler
+from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation import SimulationConfig, default_nodes
 from hack.localcluster.simulation.behaviors import MODE
 from hack.localcluster.simulation.generations import WORKER_HASH_LABEL
@@ -336,7 +337,8 @@ def _filler(replicas: int) -> dict[str, Any]:
 
 
 async def test_e_a_surge_that_cannot_fit_removes_nothing_until_gpus_free(
-        env: Env, operator: OperatorProcess, kube: KubeClient) -> None:
+        env: Env, operator: OperatorProcess, kube: KubeClient, needs_local: LocalCluster) -> None:
+    """The filler takes what the module's 8 GPUs leave: the local cluster only."""
     await _create(env, _graph())
     first = _hashes(await _worker_dcds(env))
     free = GPUS - 2 * len(WORKERS)
