@@ -297,44 +297,41 @@ class ChildWriter:
     async def _scale(self, parent: Json, resource: Resource, desired: Json) -> Applied:
         """Write spec.replicas through the scale subresource of an object someone else
         creates; absent, it is left for its creation to wake us."""
-        namespace, name = _namespace(desired), str(desired["metadata"]["name"])
-        replicas = desired["spec"]["replicas"]
-        live = await self._live(resource, namespace, name)
-        if live is None or (live.get("spec") or {}).get("replicas") == replicas:
-            return Applied(Outcome.UNCHANGED, live)
-        try:
-            await self.client.patch(resource, namespace, name, {"spec": {"replicas": replicas}},
-                                    subresource="scale")
-        except NotFound:
-            return Applied(Outcome.ABSENT, None)
-        await self.recorder.normal(parent, f"Scale{resource.kind}",
-                                   f"Scaled {resource.kind} {name} to {replicas} replicas")
-        log.info("child scaled", kind=resource.kind, child=name, replicas=replicas)
-        return Applied(Outcome.UPDATED, live)
+        live = await self._live(resource, _namespace(desired), desired["metadata"]["name"])
+        if live is None:
+            return Applied(Outcome.UNCHANGED, None)
+        return await self._write_replicas(parent, resource, desired, live, subresource="scale")
 
     async def _set_replicas(self, parent: Json, resource: Resource, desired: Json) -> Applied:
         """Write only spec.replicas of an owned object kept as it is; absent or not ours, it
         is left alone."""
-        namespace, name = _namespace(desired), str(desired["metadata"]["name"])
-        replicas = desired["spec"]["replicas"]
-        live = await self._live(resource, namespace, name)
+        live = await self._live(resource, _namespace(desired), desired["metadata"]["name"])
         if live is None:
             return Applied(Outcome.ABSENT, None)
         if not is_owned_by(live, parent):
             return Applied(Outcome.NOT_OWNED, live)
+        return await self._write_replicas(parent, resource, desired, live)
+
+    async def _write_replicas(self, parent: Json, resource: Resource, desired: Json,
+                              live: Json, subresource: str = "") -> Applied:
+        """Patch spec.replicas when it differs (the object itself carrying the resourceVersion
+        read: a change meanwhile is a 409 and a new reconcile); an event and a log line."""
+        namespace, name = _namespace(desired), str(desired["metadata"]["name"])
+        replicas = desired["spec"]["replicas"]
         if (live.get("spec") or {}).get("replicas") == replicas:
             return Applied(Outcome.UNCHANGED, live)
-        # The resourceVersion read: a change meanwhile is a 409 and a new reconcile.
-        patch = {"metadata": {"resourceVersion": live["metadata"]["resourceVersion"]},
-                 "spec": {"replicas": replicas}}
+        patch: Json = {"spec": {"replicas": replicas}}
+        if not subresource:
+            patch["metadata"] = {"resourceVersion": live["metadata"]["resourceVersion"]}
         try:
-            written = await self.client.patch(resource, namespace, name, patch)
+            written = await self.client.patch(resource, namespace, name, patch,
+                                              subresource=subresource)
         except NotFound:
             return Applied(Outcome.ABSENT, None)
         await self.recorder.normal(parent, f"Scale{resource.kind}",
                                    f"Scaled {resource.kind} {name} to {replicas} replicas")
         log.info("child scaled", kind=resource.kind, child=name, replicas=replicas)
-        return Applied(Outcome.UPDATED, written)
+        return Applied(Outcome.UPDATED, live if subresource else written)
 
     async def _apply_unowned(self, parent: Json, resource: Resource, child: Child) -> Applied:
         """An object shared by every parent of a namespace: created without an owner, its
