@@ -232,9 +232,6 @@ async def test_b_crash_looping_generation_fails_and_the_old_keeps_serving(
     assert report.phases[-3:] == ("Pending", "InProgress", "Failed"), report.phases
 
 
-@pytest.mark.xfail(reason="the fixed generation's progress deadline counts from the failed "
-                          "rollout's startTime: it is Failed again ~1 s after it starts and "
-                          "held there", strict=True)
 async def test_b_fixing_a_failed_rollout_completes(
         env: Env, operator: OperatorProcess, kube: KubeClient) -> None:
     await _create(env, _graph(annotations={ANNOTATION_ROLLOUT_PROGRESS_DEADLINE: "5s"}))

@@ -87,6 +87,7 @@ from reconcilers.machinery.resources import (
     PERSISTENT_VOLUME_CLAIMS,
     POD_CLIQUE_SCALING_GROUPS,
     POD_CLIQUES,
+    PODS,
     SECRETS,
     resource_for,
 )
@@ -278,6 +279,18 @@ def _by_graph_label(obj: Json) -> list[Request]:
     return [Request(meta.get("namespace", ""), graph)] if graph else []
 
 
+def _stopping_worker(pod: Json) -> list[Request]:
+    """A worker pod of a generation that is stopping (or gone) wakes its graph: a rollout's
+    next step waits for old pods to be gone, which changes no DCD."""
+    meta = pod.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    graph = labels.get(constants.LABEL_GRAPH_NAME)
+    if not graph or not meta.get("deletionTimestamp") or (
+            labels.get(constants.LABEL_COMPONENT_TYPE) not in constants.WORKER_TYPES):
+        return []
+    return [Request(meta.get("namespace", ""), graph)]
+
+
 def _claim_mapper(manager: Manager) -> Callable[[Json], list[Request]]:
     """A PVC event wakes the graphs that use that PVC without creating it."""
     graphs = manager.cache.informer(GRAPH_DEPLOYMENTS, indexers={CLAIM_INDEX: claimed_names})
@@ -298,7 +311,8 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
     owns = [PERSISTENT_VOLUME_CLAIMS, *(resource_for(k) for k in pruned_kinds(ctx.settings))]
     graphs = manager.cache.informer(GRAPH_DEPLOYMENTS)
     watches = [(PERSISTENT_VOLUME_CLAIMS, _claim_mapper(manager)),
-               (SECRETS, secret_mapper(graphs, ctx.settings))]
+               (SECRETS, secret_mapper(graphs, ctx.settings)),
+               (PODS, _stopping_worker)]
     if ctx.settings.grove_enabled:
         watches += [(POD_CLIQUES, _by_graph_label), (POD_CLIQUE_SCALING_GROUPS, _by_graph_label)]
     # As the original: the graph's own status writes and the creation of its children (its

@@ -67,8 +67,9 @@ PENDING, IN_PROGRESS, COMPLETED, FAILED = "Pending", "InProgress", "Completed", 
 DEFAULT_DEADLINE = timedelta(minutes=10)
 #: The graph controller's event source (`reconciler.NAME`).
 EVENT_SOURCE = "dynamographdeployment"
-#: How often a rolling graph looks again: pods that finish terminating wake nothing.
-RECHECK_SECONDS = 2.0
+#: How often a rolling graph looks again (its progress deadline; stopping worker pods and its
+#: DCDs wake it meanwhile).
+RECHECK_SECONDS = 5.0
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
@@ -138,8 +139,10 @@ async def observe_rollout(ctx: OperatorContext, live: Json, graph: HubGraph,
     step = plan_step(states, target, hold=hold, frontend_prefix=prefix)
     names = {s: tuple(worker_dcd_name(name, s, d.generation) for d in sorted(
         step.plan.dcds[s], key=lambda d: (d.target, d.generation))) for s in services}
+    target_created = [str(by[target]["metadata"].get("creationTimestamp") or "")
+                      for by in dcds.values() if target in by]
     status, failure = await _status(ctx, live, previous, step, target, states, pods_by_dcd,
-                                    hold, now, progress_deadline(graph))
+                                    target_created, hold, now, progress_deadline(graph))
     await _tell(ctx, live, previous, status, target, states)
     return Rollout(step, target, names, status, failure)
 
@@ -272,8 +275,8 @@ def progress_deadline(graph: HubGraph) -> timedelta:
 
 async def _status(ctx: OperatorContext, live: Json, previous: Json | None, step: RolloutStep,
                   target: str, states: Mapping[str, ServiceState],
-                  pods_by_dcd: Mapping[str, list[Json]], hold: bool, now: datetime,
-                  deadline: timedelta) -> tuple[Json | None, str]:
+                  pods_by_dcd: Mapping[str, list[Json]], target_created: list[str],
+                  hold: bool, now: datetime, deadline: timedelta) -> tuple[Json | None, str]:
     stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
     phase = (previous or {}).get("phase")
     done = len(step.updated) == len(states)
@@ -283,7 +286,9 @@ async def _status(ctx: OperatorContext, live: Json, previous: Json | None, step:
         return {**_without(previous, "endTime"), "phase": COMPLETED, "endTime": stamp,
                 "updatedComponents": sorted(states)}, ""
     graph_name = live["metadata"]["name"]
-    status = dict(previous or {}) if phase in (PENDING, IN_PROGRESS, FAILED) else {}
+    # A failed rollout the graph has changed since is a new attempt, with a new start.
+    carried = phase in (PENDING, IN_PROGRESS) or (phase == FAILED and hold)
+    status = dict(previous or {}) if carried else {}
     if not status:
         status = {"startTime": stamp}
     status.pop("endTime", None)
@@ -296,7 +301,11 @@ async def _status(ctx: OperatorContext, live: Json, previous: Json | None, step:
     status["phase"] = IN_PROGRESS if started and not step.waiting else PENDING
     target_pods = [p for s in states for p in
                    pods_by_dcd.get(worker_dcd_name(graph_name, s, target), [])]
+    # Progress counts from the start, the target's DCDs (made later on a change on top of a
+    # rollout), and the last target pod that turned ready.
     last = _parse(status.get("startTime")) or now
+    for created in target_created:
+        last = max(last, _parse(created) or last)
     for pod in target_pods:
         ready = get_condition((pod.get("status") or {}).get("conditions"), "Ready") or {}
         if ready.get("status") == "True":
@@ -317,7 +326,9 @@ async def _status(ctx: OperatorContext, live: Json, previous: Json | None, step:
 
 def _text(deadline: timedelta) -> str:
     seconds = int(deadline.total_seconds())
-    return f"{seconds // 60}m{seconds % 60}s" if seconds % 60 else f"{seconds // 60}m"
+    if seconds < 60 or seconds % 60:
+        return f"{seconds // 60}m{seconds % 60}s" if seconds >= 60 else f"{seconds}s"
+    return f"{seconds // 60}m"
 
 
 def _without(obj: Json, key: str) -> Json:
