@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from graph_harness import worker_name
 from operator_harness import install_crds, running_operator, setup_client, wait_for
 
 from hack.localcluster.server import LocalCluster
@@ -64,9 +65,10 @@ async def test_a_v1beta1_graph_reaches_deployments_with_its_pod_template(
         await install_crds(kube)
         async with running_operator(kubeconfig, REGISTRATIONS):
             await kube.create(GRAPH_DEPLOYMENTS, GRAPH)
-            worker = await wait_for(kube, DEPLOYMENTS, NS, "pods-worker", within=20)
-            nocache = await wait_for(kube, DEPLOYMENTS, NS, "pods-nocache", within=20)
-            engine = await wait_for(kube, DEPLOYMENTS, NS, "pods-engine", within=20)
+            # Each a worker DCD's Deployment, named by the generation: pods-<name>-<hash>.
+            worker, nocache, engine = [
+                await wait_for(kube, DEPLOYMENTS, NS, worker_name(GRAPH, name), within=20)
+                for name in ("worker", "nocache", "engine")]
     finally:
         await kube.close()
 
