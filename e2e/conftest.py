@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from e2e_support import Env, OperatorProcess, install_crds
 
+from controller.client import ClientConfig, KubeClient
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation import SimulationConfig
 from hack.localcluster.testing import Kubectl, running_cluster
@@ -82,3 +83,13 @@ async def operators(env: Env) -> AsyncIterator[Callable[..., Awaitable[OperatorP
 async def operator(operators: Callable[..., Awaitable[OperatorProcess]]) -> OperatorProcess:
     """One operator process, started."""
     return await operators("op")
+
+
+@pytest.fixture
+async def kube(env: Env) -> AsyncIterator[KubeClient]:
+    """A client of the test's cluster (the operator's own client, unthrottled)."""
+    client = await KubeClient.connect(env.kubeconfig, ClientConfig(qps=None))
+    try:
+        yield client
+    finally:
+        await client.close()

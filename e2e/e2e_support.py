@@ -268,3 +268,35 @@ async def watched_column(env: Env, kind: str, jsonpath: str) -> AsyncIterator[li
         proc.kill()
         await proc.wait()
         await reader
+
+
+def disaggregated_graph(name: str, image: str, *, frontend_image: str, replicas: int = 2,
+                        gpus: int = 1, annotations: dict[str, str] | None = None,
+                        pod_annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    """A disaggregated vLLM graph (v1alpha1): a frontend, and decode and prefill workers of
+    `image`, `replicas` replicas and `gpus` GPUs each; `annotations` on the graph,
+    `pod_annotations` on the workers' pods (the simulation's readiness delays, say)."""
+    def worker(sub: str) -> dict[str, Any]:
+        spec: dict[str, Any] = {
+            "componentType": "worker", "subComponentType": sub, "replicas": replicas,
+            "resources": {"limits": {"gpu": str(gpus)}},
+            "extraPodSpec": {"mainContainer": {
+                "image": image, "command": ["python3", "-m", "dynamo.vllm"],
+                "args": ["--model", "Qwen/Qwen3-0.6B", f"--is-{sub}-worker"]}},
+        }
+        if pod_annotations:
+            spec["extraPodMetadata"] = {"annotations": dict(pod_annotations)}
+        return spec
+    meta: dict[str, Any] = {"name": name}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return {
+        "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+        "metadata": meta,
+        "spec": {"backendFramework": "vllm", "services": {
+            "Frontend": {"componentType": "frontend", "replicas": 1,
+                         "extraPodSpec": {"mainContainer": {"image": frontend_image}}},
+            "VllmDecodeWorker": worker("decode"),
+            "VllmPrefillWorker": worker("prefill"),
+        }},
+    }

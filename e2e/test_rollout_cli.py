@@ -9,7 +9,7 @@ import json
 import os
 from typing import Any
 
-from e2e_support import DGD, OPERATOR, Env, OperatorProcess, eventually
+from e2e_support import DGD, OPERATOR, Env, OperatorProcess, disaggregated_graph, eventually
 
 GRAPH = "cli"
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1"
@@ -18,24 +18,7 @@ WORKERS = ("VllmDecodeWorker", "VllmPrefillWorker")
 
 def graph(image: str = IMAGE, replicas: int = 2, gpus: int = 2) -> dict[str, Any]:
     """A disaggregated graph: a frontend, and decode and prefill workers of `gpus` GPUs."""
-    def worker(sub: str) -> dict[str, Any]:
-        return {
-            "componentType": "worker", "subComponentType": sub, "replicas": replicas,
-            "resources": {"limits": {"gpu": str(gpus)}},
-            "extraPodSpec": {"mainContainer": {
-                "image": image, "command": ["python3", "-m", "dynamo.vllm"],
-                "args": ["--model", "Qwen/Qwen3-0.6B", f"--is-{sub}-worker"]}},
-        }
-    return {
-        "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
-        "metadata": {"name": GRAPH},
-        "spec": {"backendFramework": "vllm", "services": {
-            "Frontend": {"componentType": "frontend", "replicas": 1,
-                         "extraPodSpec": {"mainContainer": {"image": IMAGE}}},
-            "VllmDecodeWorker": worker("decode"),
-            "VllmPrefillWorker": worker("prefill"),
-        }},
-    }
+    return disaggregated_graph(GRAPH, image, frontend_image=IMAGE, replicas=replicas, gpus=gpus)
 
 
 async def cli(env: Env, *args: str, stdin: str | None = None) -> tuple[int, str, str]:

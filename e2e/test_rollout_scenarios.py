@@ -23,11 +23,11 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
-from e2e_support import DCD, DGD, Env, OperatorProcess, eventually
+from e2e_support import DCD, DGD, Env, OperatorProcess, disaggregated_graph, eventually
 
 from backends.constants import (
     ANNOTATION_DEPLOYMENT_STRATEGY,
@@ -35,7 +35,7 @@ from backends.constants import (
     ANNOTATION_MAX_UNAVAILABLE,
     ANNOTATION_ROLLOUT_PROGRESS_DEADLINE,
 )
-from controller.client import ClientConfig, KubeClient
+from controller.client import KubeClient
 from e2e.rollout_sampler import Report, RolloutSampler
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation import SimulationConfig, default_nodes
@@ -59,39 +59,10 @@ def sim_config() -> SimulationConfig:
     return SimulationConfig(nodes=default_nodes(2, gpus=GPUS // 2))
 
 
-@pytest.fixture
-async def kube(env: Env) -> AsyncIterator[KubeClient]:
-    client = await KubeClient.connect(env.kubeconfig, ClientConfig(qps=None))
-    try:
-        yield client
-    finally:
-        await client.close()
-
-
 def _graph(image: str = IMAGE, annotations: dict[str, str] | None = None,
            pod_annotations: dict[str, str] | None = None) -> dict[str, Any]:
-    def worker(sub: str) -> dict[str, Any]:
-        return {
-            "componentType": "worker", "subComponentType": sub, "replicas": 2,
-            "resources": {"limits": {"gpu": "1"}},
-            "extraPodMetadata": {"annotations": {**SLOW_PODS, **(pod_annotations or {})}},
-            "extraPodSpec": {"mainContainer": {
-                "image": image, "command": ["python3", "-m", "dynamo.vllm"],
-                "args": ["--model", "Qwen/Qwen3-0.6B", f"--is-{sub}-worker"]}},
-        }
-    meta: dict[str, Any] = {"name": GRAPH}
-    if annotations:
-        meta["annotations"] = annotations
-    return {
-        "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
-        "metadata": meta,
-        "spec": {"backendFramework": "vllm", "services": {
-            "Frontend": {"componentType": "frontend", "replicas": 1,
-                         "extraPodSpec": {"mainContainer": {"image": IMAGE}}},
-            "VllmDecodeWorker": worker("decode"),
-            "VllmPrefillWorker": worker("prefill"),
-        }},
-    }
+    return disaggregated_graph(GRAPH, image, frontend_image=IMAGE, annotations=annotations,
+                               pod_annotations={**SLOW_PODS, **(pod_annotations or {})})
 
 
 async def _create(env: Env, graph: dict[str, Any]) -> None:
@@ -240,6 +211,9 @@ async def test_b_fixing_a_failed_rollout_completes(
         await _crash_and_fail(env, kube, sampler, first)
         failed_status = (await kube.get(GRAPH_DEPLOYMENTS, env.namespace, GRAPH))["status"][
             "rollingUpdate"]
+        # The fixed generation gets time enough on a loaded machine (5 s made the failure).
+        await env.k("annotate", "--overwrite", DGD, GRAPH,
+                    f"{ANNOTATION_ROLLOUT_PROGRESS_DEADLINE}=60s")
         await _set_workers(env, FIXED, {MODE: None})
         try:
             await eventually(lambda: _completed(env, kube), within=45, what="the fixed rollout")

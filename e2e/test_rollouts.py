@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from e2e_support import DCD, DGD, Env, OperatorProcess, eventually
+from e2e_support import DCD, DGD, Env, OperatorProcess, disaggregated_graph, eventually
 
-from controller.client import ClientConfig, KubeClient
+from controller.client import KubeClient
 from e2e.rollout_sampler import Report, RolloutSampler
 
 GRAPH = "roll"
@@ -27,34 +26,8 @@ SLOW_PODS = {"localcluster.dev/ready-after": "2", "localcluster.dev/stop-after":
 
 
 def _graph(replicas: int = 2) -> dict[str, Any]:
-    def worker(sub: str) -> dict[str, Any]:
-        return {
-            "componentType": "worker", "subComponentType": sub, "replicas": replicas,
-            "resources": {"limits": {"gpu": "1"}},
-            "extraPodMetadata": {"annotations": SLOW_PODS},
-            "extraPodSpec": {"mainContainer": {
-                "image": IMAGE, "command": ["python3", "-m", "dynamo.vllm"],
-                "args": ["--model", "Qwen/Qwen3-0.6B", f"--is-{sub}-worker"]}},
-        }
-    return {
-        "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
-        "metadata": {"name": GRAPH},
-        "spec": {"backendFramework": "vllm", "services": {
-            "Frontend": {"componentType": "frontend", "replicas": 1,
-                         "extraPodSpec": {"mainContainer": {"image": IMAGE}}},
-            "VllmDecodeWorker": worker("decode"),
-            "VllmPrefillWorker": worker("prefill"),
-        }},
-    }
-
-
-@pytest.fixture
-async def kube(env: Env) -> AsyncIterator[KubeClient]:
-    client = await KubeClient.connect(env.kubeconfig, ClientConfig(qps=None))
-    try:
-        yield client
-    finally:
-        await client.close()
+    return disaggregated_graph(GRAPH, IMAGE, frontend_image=IMAGE, replicas=replicas,
+                               pod_annotations=SLOW_PODS)
 
 
 async def _set_image(env: Env, image: str) -> None:
