@@ -177,13 +177,3 @@ async def worker_dcd(client: KubeClient, service: str, graph: str = "g",
     return max(live, key=lambda d: (d["metadata"].get("creationTimestamp", ""),
                                     int(d["metadata"].get("resourceVersion") or 0)))
 
-
-async def worker_dcd_names(client: KubeClient, graph: str = "g",
-                           namespace: str = NS) -> dict[str, str]:
-    """Service -> DCD name of every non-terminating DCD of the graph (the newest per service)."""
-    items = (await client.list(COMPONENT_DEPLOYMENTS, namespace,
-                               label_selector=f"{GRAPH_LABEL}={graph}"))["items"]
-    services = {d["metadata"]["labels"].get(COMPONENT_LABEL) for d in items
-                if not d["metadata"].get("deletionTimestamp")}
-    return {s: (await worker_dcd(client, s, graph, namespace))["metadata"]["name"]
-            for s in services if s}

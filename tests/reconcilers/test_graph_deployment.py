@@ -14,6 +14,7 @@ import pytest
 from graph_harness import (
     AGENT,
     NS,
+    WORKER_HASH_LABEL,
     events,
     eventually,
     graph,
@@ -81,8 +82,8 @@ async def test_children_status_and_idle(client: KubeClient, kubeconfig: Path,
             assert labels[GRAPH_LABEL] == "g"
             assert labels["nvidia.com/dynamo-component"] == service
             assert labels["nvidia.com/dynamo-namespace"] == "t-g"
-            assert (labels.get("nvidia.com/dynamo-worker-hash") == decode.rsplit("-", 1)[1]
-                    if service == "decode" else "nvidia.com/dynamo-worker-hash" not in labels)
+            assert (labels.get(WORKER_HASH_LABEL) == decode.rsplit("-", 1)[1]
+                    if service == "decode" else WORKER_HASH_LABEL not in labels)
             assert dcd["spec"]["serviceName"] == service
             assert dcd["metadata"]["annotations"][GENERATION_ANNOTATION] == "1"
             assert HASH_ANNOTATION in dcd["metadata"]["annotations"]
