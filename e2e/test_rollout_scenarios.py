@@ -212,8 +212,8 @@ async def test_b_fixing_a_failed_rollout_completes(
         failed_status = (await kube.get(GRAPH_DEPLOYMENTS, env.namespace, GRAPH))["status"][
             "rollingUpdate"]
         # The fixed generation gets time enough on a loaded machine (5 s made the failure).
-        await env.k("annotate", "--overwrite", DGD, GRAPH,
-                    f"{ANNOTATION_ROLLOUT_PROGRESS_DEADLINE}=60s")
+        await kube.patch(GRAPH_DEPLOYMENTS, env.namespace, GRAPH, {"metadata": {
+            "annotations": {ANNOTATION_ROLLOUT_PROGRESS_DEADLINE: "60s"}}})
         await _set_workers(env, FIXED, {MODE: None})
         try:
             await eventually(lambda: _completed(env, kube), within=45, what="the fixed rollout")
