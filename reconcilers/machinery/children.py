@@ -390,7 +390,7 @@ class ChildWriter:
             return await self._create(parent, resource, desired, wanted_hash)
         if not is_owned_by(live, parent):
             return Applied(Outcome.NOT_OWNED, live)
-        if not self._needs_update(live, desired, wanted_hash):
+        if not needs_update(live, desired, wanted_hash):
             return Applied(Outcome.UNCHANGED, live)
         updated = copy.deepcopy(live)
         for key, value in desired.items():
@@ -424,22 +424,6 @@ class ChildWriter:
         patched: Json = await self.client.patch(resource, meta.get("namespace"), meta["name"],
                                                 patch)
         return patched
-
-    def _needs_update(self, live: Json, desired: Json, wanted_hash: str) -> bool:
-        annotations = live["metadata"].get("annotations") or {}
-        if annotations.get(HASH_ANNOTATION) != wanted_hash:
-            return True
-        if applied_metadata.drifted(live["metadata"], _compared(desired["metadata"])):
-            return True
-        generation = live["metadata"].get("generation")
-        if generation is None:
-            # Kinds without a generation (Services, ConfigMaps...): compare the fields we set.
-            return not all(_subset(v, live.get(k)) for k, v in desired.items()
-                           if k not in _NOT_SPEC_FIELDS)
-        try:
-            return int(generation) > int(annotations.get(GENERATION_ANNOTATION, ""))
-        except ValueError:
-            return True
 
     async def _create(self, parent: Json, resource: Resource, desired: Json,
                       wanted_hash: str) -> Applied:
@@ -488,6 +472,26 @@ class ChildWriter:
         await self.recorder.normal(parent, f"Update{resource.kind}",
                                    f"Updated {resource.kind} {name}")
         log.info("child updated", kind=resource.kind, child=name)
+
+
+def needs_update(live: Json, desired: Json, wanted_hash: str) -> bool:
+    """Whether an owned child must be written: our spec hash moved, our labels or annotations
+    drifted, or someone else changed its spec since we wrote it (a kind without a generation:
+    a field we set differs)."""
+    annotations = live["metadata"].get("annotations") or {}
+    if annotations.get(HASH_ANNOTATION) != wanted_hash:
+        return True
+    if applied_metadata.drifted(live["metadata"], _compared(desired["metadata"])):
+        return True
+    generation = live["metadata"].get("generation")
+    if generation is None:
+        # Kinds without a generation (Services, ConfigMaps...): compare the fields we set.
+        return not all(_subset(v, live.get(k)) for k, v in desired.items()
+                       if k not in _NOT_SPEC_FIELDS)
+    try:
+        return int(generation) > int(annotations.get(GENERATION_ANNOTATION, ""))
+    except ValueError:
+        return True
 
 
 def _compared(meta: Json) -> Json:

@@ -29,6 +29,7 @@ from reconcilers.machinery.children import (
     GENERATION_ANNOTATION,
     HASH_ANNOTATION,
     is_owned_by,
+    needs_update,
     spec_hash,
 )
 from reconcilers.machinery.resources import resource_for
@@ -110,7 +111,7 @@ async def _child(client: KubeClient, parent: Json | None, child: Child) -> Chang
     if parent is None or not is_owned_by(live, parent):
         return Change(kind, child.name, CONFLICT,
                       f"{kind} {child.name} exists and is not owned by the graph\n")
-    if not _needs_update(live, child.obj):
+    if not needs_update(live, child.obj, spec_hash(child.obj)):
         return None
     after = await _dry_run_update(client, resource, _updated(live, child.obj))
     return Change(kind, child.name, CHANGED, unified(kind, child.name, live, after))
@@ -130,35 +131,6 @@ async def _unowned(client: KubeClient, resource: Resource, child: Child,
         return None
     after = await _dry_run_update(client, resource, {**live, **fields})
     return Change(kind, child.name, CHANGED, unified(kind, child.name, live, after))
-
-
-def _needs_update(live: Json, desired: Json) -> bool:
-    """The writer's test: our spec hash, our labels and annotations, or a hand edit."""
-    annotations = live["metadata"].get("annotations") or {}
-    if annotations.get(HASH_ANNOTATION) != spec_hash(desired):
-        return True
-    meta = desired["metadata"]
-    wanted = {k: v for k, v in (meta.get("annotations") or {}).items()
-              if k not in PAYLOAD_ANNOTATIONS}
-    if applied_metadata.drifted(live["metadata"], {**meta, "annotations": wanted}):
-        return True
-    generation = live["metadata"].get("generation")
-    if generation is None:
-        return not all(_subset(v, live.get(k)) for k, v in desired.items() if k not in _NOT_SPEC)
-    try:
-        return int(generation) > int(annotations.get(GENERATION_ANNOTATION, ""))
-    except ValueError:
-        return True
-
-
-def _subset(desired: Any, live: Any) -> bool:
-    if isinstance(desired, dict):
-        return isinstance(live, dict) and all(
-            k in live and _subset(v, live[k]) for k, v in desired.items())
-    if isinstance(desired, list):
-        return isinstance(live, list) and len(desired) == len(live) and all(
-            _subset(d, v) for d, v in zip(desired, live, strict=True))
-    return bool(desired == live)
 
 
 def _updated(live: Json, desired: Json) -> Json:
