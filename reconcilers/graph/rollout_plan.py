@@ -133,8 +133,8 @@ def plan_step(services: Mapping[str, ServiceState], target: str, *, hold: bool =
             state = service.generations.get(g)
             count = replicas[name].get(g, 0)
             if g == target:
-                if state is None and (waiting or count == 0):
-                    continue  # created once it may hold replicas
+                if state is None and waiting:
+                    continue  # created once its turn comes
                 dcds.append(WorkerDCD(g, count, target=True))
             elif state is not None and _generation_holds(services, g):
                 dcds.append(WorkerDCD(g, count, target=False))

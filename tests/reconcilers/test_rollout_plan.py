@@ -240,3 +240,14 @@ def test_a_partition_holds_nothing_back_without_an_old_generation() -> None:
     states = {"worker": ServiceState(4, budget(4, "25%", "25%"), {}, partition=1)}
     step = plan_step(states, "aaaa")
     assert [(d.generation, d.replicas) for d in step.plan.dcds["worker"]] == [("aaaa", 4)]
+
+
+def test_a_worker_scaled_to_zero_still_has_its_dcd() -> None:
+    states = {"worker": ServiceState(0, budget(0, "25%", "25%"), {})}
+    step = plan_step(states, "aaaa")
+    assert [(d.generation, d.replicas) for d in step.plan.dcds["worker"]] == [("aaaa", 0)]
+    # Changed while at zero: the old generation (nothing running) goes, the new one is there.
+    states = {"worker": ServiceState(0, budget(0, "25%", "25%"), {"aaaa": Generation(0, 0, 0)})}
+    step = plan_step(states, "bbbb")
+    assert [(d.generation, d.replicas) for d in step.plan.dcds["worker"]] == [("bbbb", 0)]
+    assert not step.rolling
