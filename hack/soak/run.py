@@ -9,7 +9,9 @@ DynamoModels. Faults: a share of 503 and 429 answers (Retry-After 1), dropped wa
 compaction, API-server restarts, SIGKILL of the leader (a new replica takes its place), pod
 kills and a node going NotReady for a while.
 
-Figures: graphs converged after the faults stop (successful at their generation), duplicate
+Figures: graphs converged after the faults stop (successful at their generation), the most
+worker generations one graph's pods held at once and workers registered outside their
+generation while images changed under the faults (e2e.rollout_invariants), duplicate
 children (two DCDs for one service of a graph, two Deployments for one DCD), children left
 whose controller owner is gone, planted user objects changed or lost, sample windows in which
 two replicas wrote, adapters whose last scale request was lost (the adapter or its graph not
@@ -40,6 +42,11 @@ from controller.client import ClientConfig, KubeClient
 from controller.errors import ApiError
 from controller.metrics import Metrics
 from controller.resource import Resource
+from e2e.rollout_invariants import (
+    MAX_GENERATIONS,
+    generations_holding_pods,
+    isolation_violations,
+)
 from hack.fuzz.session import install_crds
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import LocalCluster
@@ -132,6 +139,10 @@ class Soak:
         self.retired: set[str] = set()
         self.counts: dict[str, int] = {}
         self.double_writer_windows = 0
+        #: Worker rollouts under the faults: the most generations one graph's pods held at once,
+        #: and the workers ever seen registered outside their generation (graph/pod).
+        self.max_generations = 0
+        self.misplaced: set[str] = set()
         self.user_objects: dict[tuple[str, str], str] = {}
         self.kube: KubeClient | None = None
         self.growth = Growth(warmup=config.growth_warmup)
@@ -195,6 +206,7 @@ class Soak:
             tasks = [asyncio.create_task(self.churn(deadline)),
                      asyncio.create_task(self.faults(deadline)),
                      asyncio.create_task(self.watch_writers(deadline)),
+                     asyncio.create_task(self.watch_rollouts(deadline)),
                      asyncio.create_task(self.sample_growth(deadline))]
             try:
                 await asyncio.gather(*tasks)
@@ -375,6 +387,28 @@ class Soak:
                 self.double_writer_windows += 1
             before = after
 
+    async def watch_rollouts(self, deadline: float) -> None:
+        """Every half second, each graph's worker pods: how many generations hold pods (at
+        most two, whatever the faults), and workers registered outside their generation (a
+        prefill of one must never pair with a decode of another)."""
+        assert self.kube is not None
+        while time.monotonic() < deadline:
+            await asyncio.sleep(0.5)
+            try:
+                pods = (await self.kube.list(PODS, NS))["items"]
+            except (ApiError, TimeoutError, aiohttp.ClientError):
+                continue  # an injected fault: the next sample
+            by_graph: dict[str, list[Json]] = {}
+            for pod in pods:
+                graph = ((pod.get("metadata") or {}).get("labels") or {}).get(GRAPH_LABEL)
+                if graph:
+                    by_graph.setdefault(graph, []).append(pod)
+            for graph, items in by_graph.items():
+                self.max_generations = max(self.max_generations,
+                                           len(generations_holding_pods(items)))
+                self.misplaced |= {f"{graph}/{v.get('pod', v)}"
+                                   for v in isolation_violations(items)}
+
     async def sample_growth(self, deadline: float) -> None:
         """Every few seconds: each live replica's RSS, and the leader's queue depth."""
         async with aiohttp.ClientSession() as session:
@@ -451,6 +485,8 @@ class Soak:
             "convergedPercent": round(100.0 * converged / total, 1) if total else 100.0,
             "duplicates": len(duplicates), "orphans": len(orphans),
             "userObjectsTouched": len(touched), "doubleWriterWindows": self.double_writer_windows,
+            "workerGenerationsMax": self.max_generations,
+            "misplacedWorkers": len(self.misplaced),
             "scalesChecked": checked_scales, "scalesLost": len(lost_scales),
             "unexpectedRestarts": len(restarts),
             "injectedKills": sum(1 for r in self.replicas if r.killed),
@@ -459,6 +495,7 @@ class Soak:
             "actions": dict(sorted(self.counts.items())),
             "details": {"duplicates": duplicates[:10], "orphans": orphans[:10],
                         "touched": touched, "restarts": restarts, "idleWrites": idle_by,
+                        "misplaced": sorted(self.misplaced)[:10],
                         "scalesLost": lost_scales[:10],
                         "unconverged": dict(Counter(self.unconverged).most_common(10))},
         }
@@ -543,6 +580,8 @@ def broken(figures: Json) -> list[str]:
               "duplicates": figures["duplicates"] == 0, "orphans": figures["orphans"] == 0,
               "userObjectsTouched": figures["userObjectsTouched"] == 0,
               "doubleWriterWindows": figures["doubleWriterWindows"] == 0,
+              "workerGenerationsMax": figures["workerGenerationsMax"] <= MAX_GENERATIONS,
+              "misplacedWorkers": figures["misplacedWorkers"] == 0,
               "scalesLost": figures["scalesLost"] == 0,
               "unexpectedRestarts": figures["unexpectedRestarts"] == 0,
               "idleWrites": figures["idleWrites"] == 0,
