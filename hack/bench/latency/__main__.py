@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import copy
 import gc
 import json
 import os
@@ -49,6 +50,8 @@ from typing import Any
 
 from api.conversion import convert
 from api.conversion.views import read_as
+from backends.hub_graph import hub_graph
+from backends.worker_generation import worker_dcd_name, worker_hash
 from controller.client import ClientConfig, KubeClient
 from controller.resource import Resource
 from hack.bench import calibration
@@ -123,9 +126,24 @@ def main_image_pointer(graph_obj: Json) -> str:
     return f"/spec/components/{i}/podTemplate/spec/containers/{j}/image"
 
 
-def workload(name: str) -> str:
-    """The decode worker's DCD, adapter and Deployment of graph `name`."""
+def _set_pointer(obj: Json, pointer: str, value: Any) -> None:
+    *path, last = pointer.strip("/").split("/")
+    target: Any = obj
+    for part in path:
+        target = target[int(part)] if isinstance(target, list) else target[part]
+    target[int(last) if isinstance(target, list) else last] = value
+
+
+def adapter(name: str) -> str:
+    """The decode worker's scaling adapter of graph `name`."""
     return f"{name}-{SERVICE.lower()}"
+
+
+def workload(graph_obj: Json) -> str:
+    """The decode worker's DCD and Deployment of a graph as it stands: named after its worker
+    generation, so an image change names new ones."""
+    hub = hub_graph(graph_obj)
+    return worker_dcd_name(hub.name, SERVICE, worker_hash(hub))
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -318,7 +336,8 @@ async def seed(kubeconfig: Path, count: int) -> None:
 async def floor_copies(client: KubeClient, count: int) -> None:
     """Copies, owned by nobody, of the operator's decode Deployments of the first graphs."""
     for i in range(count):
-        live = await client.get(DEPLOYMENTS, NAMESPACE, workload(f"g{i:05d}"))
+        dep = workload(await client.get(DGDS, NAMESPACE, f"g{i:05d}"))
+        live = await client.get(DEPLOYMENTS, NAMESPACE, dep)
         meta = {"name": live["metadata"]["name"], "namespace": FLOOR_NAMESPACE,
                 "labels": live["metadata"].get("labels") or {}}
         await client.create(DEPLOYMENTS, {"apiVersion": "apps/v1", "kind": "Deployment",
@@ -331,24 +350,30 @@ async def measure(args: argparse.Namespace, client: KubeClient, floor: KubeClien
     limit = args.sample_timeout
     for i in range(args.samples):
         name = f"g{i:05d}"
-        dep = workload(name)
+        live_graph = await client.get(DGDS, NAMESPACE, name)
+        dep = workload(live_graph)
         image = f"{IMAGE}-latency{i}"
         samples["scale"].append(await timed(watches, {
             "dgd": (NAMESPACE, name, graph_replicas_are(2)),
             "dcd": (NAMESPACE, dep, replicas_are(2)),
             "deployment": (NAMESPACE, dep, replicas_are(2)),
-        }, client.patch(ADAPTERS, NAMESPACE, dep, {"spec": {"replicas": 2}},
+        }, client.patch(ADAPTERS, NAMESPACE, adapter(name), {"spec": {"replicas": 2}},
                         subresource="scale"), limit, name))
         samples["scale_floor"].append(await timed(watches, {
             "deployment": (FLOOR_NAMESPACE, dep, replicas_are(2)),
         }, floor.patch(DEPLOYMENTS, FLOOR_NAMESPACE, dep, {"spec": {"replicas": 2}},
                        subresource="scale"), limit, name))
-        change = [{"op": "replace", "value": image, "path": main_image_pointer(
-            await client.get(DGDS, NAMESPACE, name))}]
+        live_graph = await client.get(DGDS, NAMESPACE, name)
+        pointer = main_image_pointer(live_graph)
+        change = [{"op": "replace", "value": image, "path": pointer}]
+        # The new image is a new worker generation: its DCD and Deployment are new objects.
+        changed = copy.deepcopy(live_graph)
+        _set_pointer(changed, pointer, image)
+        rolled = workload(changed)
         samples["image"].append(await timed(watches, {
             "dgd": (NAMESPACE, name, graph_image_is(image)),
-            "dcd": (NAMESPACE, dep, component_image_is(image)),
-            "deployment": (NAMESPACE, dep, image_is(image)),
+            "dcd": (NAMESPACE, rolled, component_image_is(image)),
+            "deployment": (NAMESPACE, rolled, image_is(image)),
         }, client.patch(DGDS, NAMESPACE, name, change, patch_type="json"), limit, name))
         ops = [{"op": "replace", "path": "/spec/template/spec/containers/0/image",
                 "value": image}]
