@@ -3,6 +3,8 @@ status of an error (the full command runs against the operator in e2e/test_rollo
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +13,6 @@ import pytest
 from api.conversion import HUB, convert
 from backends.hub_graph import hub_graph
 from backends.worker_generation import rolled_workers
-from reconcilers.operator.cli import main
 from reconcilers.operator.surge_gpus import surge
 
 
@@ -42,11 +43,15 @@ def test_the_surge_takes_the_budget_of_each_rolled_component(
     assert decode.gpus == 4 * extra
 
 
-def test_an_unreachable_cluster_exits_above_one(tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_unreachable_cluster_exits_above_one(tmp_path: Path) -> None:
     manifest = tmp_path / "graph.yaml"
     manifest.write_text("apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\n"
                         "metadata: {name: g}\nspec: {services: {}}\n")
-    assert main(["diff", "-f", str(manifest), "--kubeconfig",
-                 str(tmp_path / "missing-kubeconfig")]) == 2
-    assert "dynamo-operator diff:" in capsys.readouterr().err
+    # Its own process: the command configures logging for its process (cached loggers, warnings
+    # only), which in this one would silence the log lines later tests capture.
+    result = subprocess.run([str(Path(sys.executable).parent / "dynamo-operator"), "diff",
+                             "-f", str(manifest), "--kubeconfig",
+                             str(tmp_path / "missing-kubeconfig")],
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 2, result
+    assert "dynamo-operator diff:" in result.stderr
