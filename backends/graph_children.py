@@ -32,7 +32,7 @@ from backends.mpi_secret import DIGEST_LABEL, mpi_secret_copy
 from backends.multinode import node_count
 from backends.settings import OperatorSettings
 from backends.shared_rbac import epp_rbac, planner_rbac
-from backends.worker_generation import WorkerPlan, worker_dcd_name
+from backends.worker_generation import WorkerPlan, graph_workers, worker_dcd_name, worker_hash
 from backends.worker_revisions import worker_revisions
 
 Json = dict[str, Any]
@@ -104,6 +104,10 @@ def graph_children(
     children += _epp_objects(hub, settings, epps)
     if uses_grove(hub, settings):
         children += _grove(hub, settings, tokens, pull_secrets)
+        # Grove replaces the pods itself; the history still lets `rollout undo` go back.
+        grove_workers = graph_workers(hub)
+        children += [Child(r) for r in worker_revisions(
+            hub, revisions, {worker_hash(hub, grove_workers)}, workers=grove_workers)]
     else:
         children += _components(hub, settings, tokens, workers)
         running = {d.generation for dcds in (workers.dcds if workers else {}).values()

@@ -43,6 +43,7 @@ __all__ = [
     "WorkerDCD",
     "WorkerPlan",
     "fresh_plan",
+    "graph_workers",
     "legacy_plan",
     "rolled_workers",
     "worker_dcd_name",
@@ -60,6 +61,13 @@ def rolled_workers(graph: HubGraph) -> list[str]:
     one node (multinode workers roll inside their LeaderWorkerSet)."""
     return [name for name, spec in graph.components()
             if graph.component_type(name) in constants.WORKER_TYPES and node_count(spec) <= 1]
+
+
+def graph_workers(graph: HubGraph) -> list[str]:
+    """Every worker component, in name order: what Grove replaces on its path, and what the
+    revision history of a Grove graph covers."""
+    return [name for name, _ in graph.components()
+            if graph.component_type(name) in constants.WORKER_TYPES]
 
 
 def worker_dcd_name(graph: str, service: str, generation: str) -> str:

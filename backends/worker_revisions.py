@@ -9,7 +9,9 @@ the graph's `env` and backend framework. `revision` numbers them in the order th
 a configuration used again gets the next number, as a StatefulSet's does, and the number is
 mirrored in the annotation `nvidia.com/revision` (the writer updates a child whose metadata
 drifted; a ControllerRevision has no spec to hash). The graph's `kubernetes.io/change-cause`
-is copied onto its current revision.
+is copied onto its current revision. On the Grove path, where Grove replaces the pods and
+there are no worker DCDs, a revision covers every worker component (`graph_workers`) and is
+named by their hash; for single-node workers that is the same hash as the DCD path's.
 
 At most `nvidia.com/revision-history-limit` (default 10) revisions are kept; the oldest go
 first, never the current one nor one whose generation still runs. `worker_revisions` is pure:
@@ -59,12 +61,12 @@ def history_limit(graph: HubGraph) -> int:
     return max(int(text), 1)
 
 
-def revision_data(graph: HubGraph) -> Json:
-    """What a revision stores of the graph: its rolled workers as stated, its env and
-    backend framework (what the worker hash covers, in `v1beta1` terms)."""
+def revision_data(graph: HubGraph, workers: Sequence[str] | None = None) -> Json:
+    """What a revision stores of the graph: its rolled workers (or `workers`) as stated, its
+    env and backend framework (what the worker hash covers, in `v1beta1` terms)."""
     components = dict(graph.components())
     stored = []
-    for name in rolled_workers(graph):
+    for name in rolled_workers(graph) if workers is None else workers:
         component = dump(components[name])
         for key in _SCALING:
             component.pop(key, None)
@@ -79,22 +81,27 @@ def revision_data(graph: HubGraph) -> Json:
 
 
 def worker_revisions(graph: HubGraph, existing: Sequence[Json],
-                     running: Collection[str] = ()) -> list[Json]:
+                     running: Collection[str] = (),
+                     workers: Sequence[str] | None = None) -> list[Json]:
     """Every ControllerRevision the graph should keep: the current configuration's (created,
     or renumbered when used again) and the newest others within the history limit.
     `existing`: the live revisions the graph owns; `running`: generations whose DCDs still
-    run (never pruned). None when the graph rolls no worker by generation."""
-    if not rolled_workers(graph):
+    run (never pruned); `workers`: the components a revision covers when not the rolled
+    ones (on the Grove path, every worker: `graph_workers`). None when there are none."""
+    names = rolled_workers(graph) if workers is None else list(workers)
+    if not names:
         return []
-    current = revision_name(graph.name, worker_hash(graph))
+    generation = worker_hash(graph, None if workers is None else names)
+    current = revision_name(graph.name, generation)
     live = {str(r["metadata"]["name"]): r for r in existing
             if not r["metadata"].get("deletionTimestamp")}
     top = max((_number(r) for r in live.values()), default=0)
     mine = live.get(current)
     number = _number(mine) if mine is not None and _number(mine) == top else top + 1
     cause = (graph.model.metadata.get("annotations") or {}).get(CHANGE_CAUSE)
-    data = mine["data"] if mine is not None and "data" in mine else revision_data(graph)
-    kept = [_revision(graph, worker_hash(graph), number, data, cause)]
+    data = (mine["data"] if mine is not None and "data" in mine
+            else revision_data(graph, None if workers is None else names))
+    kept = [_revision(graph, generation, number, data, cause)]
     others = sorted((r for n, r in live.items() if n != current), key=_number, reverse=True)
     room = history_limit(graph) - 1
     for old in others:

@@ -24,7 +24,7 @@ from typing import Any
 
 from backends import constants
 from backends.hub_graph import hub_graph
-from backends.worker_generation import LEGACY, rolled_workers, worker_hash
+from backends.worker_generation import LEGACY, graph_workers, rolled_workers, worker_hash
 from backends.worker_revisions import CHANGE_CAUSE, revision_name
 from controller.client import KubeClient
 from controller.errors import ApiError, NotFound
@@ -234,7 +234,14 @@ async def _history(client: KubeClient, graph: Json, revision: int) -> int:
 async def _undo(client: KubeClient, graph: Json, to_revision: int) -> int:
     meta = graph["metadata"]
     revisions = await owned_revisions(client, graph)
-    current = revision_name(meta["name"], worker_hash(hub_graph(graph)))
+    hub = hub_graph(graph)
+    # A Grove graph's revisions cover every worker, multinode ones included (their hash
+    # differs from the rolled workers' only then): the current one is whichever exists.
+    names = {revision_name(meta["name"], worker_hash(hub, workers))
+             for workers in (None, graph_workers(hub))}
+    current = next((r["metadata"]["name"] for r in revisions
+                    if r["metadata"]["name"] in names),
+                   revision_name(meta["name"], worker_hash(hub)))
     now = next((r for r in revisions if r["metadata"]["name"] == current), None)
     if to_revision:
         chosen = next((r for r in revisions if r.get("revision") == to_revision), None)

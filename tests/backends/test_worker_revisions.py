@@ -10,7 +10,7 @@ import pytest
 
 from backends.errors import GenerationError
 from backends.hub_graph import HubGraph, hub_graph
-from backends.worker_generation import worker_hash
+from backends.worker_generation import graph_workers, worker_hash
 from backends.worker_revisions import (
     CHANGE_CAUSE,
     HISTORY_LIMIT,
@@ -95,3 +95,20 @@ def test_the_change_cause_is_copied_and_a_bad_limit_is_refused() -> None:
     assert revision["metadata"]["annotations"][CHANGE_CAUSE] == "bump"
     with pytest.raises(GenerationError, match=HISTORY_LIMIT):
         worker_revisions(_graph(annotations={HISTORY_LIMIT: "ten"}), [])
+
+
+def test_on_the_grove_path_a_revision_covers_every_worker_multinode_ones_too() -> None:
+    graph = hub_graph({
+        "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+        "metadata": {"name": "g", "namespace": "ns"},
+        "spec": {"services": {
+            "Frontend": {"componentType": "frontend"},
+            "Decode": {"componentType": "worker", "subComponentType": "decode",
+                       "multinode": {"nodeCount": 2}, "resources": {"limits": {"gpu": "8"}}},
+            "Prefill": {"componentType": "worker", "subComponentType": "prefill"}}}})
+    assert worker_revisions(graph, [])[0]["data"]["components"][0]["name"] == "Prefill"
+    workers = graph_workers(graph)
+    [revision] = worker_revisions(graph, [], workers=workers)
+    assert [c["name"] for c in revision["data"]["components"]] == ["Decode", "Prefill"]
+    assert revision["metadata"]["name"] == f"g-{worker_hash(graph, workers)}"
+    assert worker_hash(graph, workers) != worker_hash(graph)

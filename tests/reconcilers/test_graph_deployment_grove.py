@@ -4,6 +4,8 @@ the graph to DCDs. Grove's own controllers are played by the test."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,12 @@ from backends.settings import OperatorSettings
 from controller.client import KubeClient
 from controller.errors import NotFound
 from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
-from reconcilers.machinery.resources import POD_CLIQUE_SETS, POD_CLIQUES, SERVICES
+from reconcilers.machinery.resources import (
+    CONTROLLER_REVISIONS,
+    POD_CLIQUE_SETS,
+    POD_CLIQUES,
+    SERVICES,
+)
 
 Json = dict[str, Any]
 
@@ -168,3 +175,21 @@ async def test_a_worker_change_on_grove_is_told_and_tracked(client: KubeClient,
             return rolling if rolling.get("phase") == "Completed" else None
         rolling = await eventually(completed)
         assert rolling["updatedComponents"] == ["decode"] and rolling["endTime"]
+
+        # Grove keeps no history of its own: the graph's ControllerRevisions do, and
+        # `rollout undo` (its own process, through a kubeconfig) writes the first back.
+        async def two_revisions() -> list[Json] | None:
+            items = (await client.list(CONTROLLER_REVISIONS, NS))["items"]
+            return items if len(items) == 2 else None
+        revisions = sorted(await eventually(two_revisions), key=lambda r: r["revision"])
+        assert [r["revision"] for r in revisions] == [1, 2]
+        assert revisions[0]["metadata"]["ownerReferences"][0]["kind"] == "DynamoGraphDeployment"
+        assert [c["name"] for c in revisions[1]["data"]["components"]] == ["decode"]
+        undo = await asyncio.create_subprocess_exec(
+            str(Path(sys.executable).parent / "dynamo-operator"), "rollout", "undo", "dgd/g",
+            "--kubeconfig", str(kubeconfig), "-n", NS,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(undo.communicate(), 60)
+        assert undo.returncode == 0 and b"rolled back to revision 1" in out, (out, err)
+        graph_now = await client.get(GRAPH_DEPLOYMENTS, NS, "g")
+        assert not graph_now["spec"]["services"]["decode"].get("envs")
