@@ -42,6 +42,9 @@ class OperatorSettings:
     #: The gateway-api-inference-extension's InferencePool API is served: EPP services get
     #: their pool.
     inference_pool_enabled: bool = False
+    #: Dynamic Resource Allocation (resource.k8s.io/v1) is served: DeviceClasses, ResourceSlices,
+    #: ResourceClaims and their templates can be read (and GPUs reached through claims counted).
+    dra_enabled: bool = False
     #: Schedule Grove pods with the Kai scheduler.
     kai_scheduler_enabled: bool = False
     #: Istio gateway; when set, components may get a VirtualService.

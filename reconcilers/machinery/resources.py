@@ -36,6 +36,16 @@ CONFIG_MAPS = Resource("", "v1", "configmaps", "ConfigMap")
 JOBS = Resource("batch", "v1", "jobs", "Job")
 NODES = Resource("", "v1", "nodes", "Node", namespaced=False)
 
+# Dynamic Resource Allocation, read when the cluster serves resource.k8s.io/v1
+# (OperatorSettings.dra_enabled).
+DEVICE_CLASSES = Resource("resource.k8s.io", "v1", "deviceclasses", "DeviceClass",
+                          namespaced=False)
+RESOURCE_SLICES = Resource("resource.k8s.io", "v1", "resourceslices", "ResourceSlice",
+                           namespaced=False)
+RESOURCE_CLAIMS = Resource("resource.k8s.io", "v1", "resourceclaims", "ResourceClaim")
+RESOURCE_CLAIM_TEMPLATES = Resource("resource.k8s.io", "v1", "resourceclaimtemplates",
+                                    "ResourceClaimTemplate")
+
 # optional APIs, used when discovery finds them
 LEADER_WORKER_SETS = Resource("leaderworkerset.x-k8s.io", "v1", "leaderworkersets",
                               "LeaderWorkerSet")

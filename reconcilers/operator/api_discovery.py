@@ -27,22 +27,31 @@ VOLCANO = "scheduling.volcano.sh"
 ISTIO = "networking.istio.io"
 KAI = "scheduling.run.ai"
 INFERENCE_POOL = "inference.networking.k8s.io"
+#: Dynamic Resource Allocation as Kubernetes 1.34 serves it (GA).
+DRA = "resource.k8s.io/v1"
 
 
 @dataclass(frozen=True)
 class ServedApis:
-    """The optional API groups the API server serves."""
+    """The optional API groups the API server serves, and their versions ("group/version")."""
 
     groups: frozenset[str]
+    versions: frozenset[str] = frozenset()
 
     def serves(self, group: str) -> bool:
         return group in self.groups
+
+    def serves_version(self, group_version: str) -> bool:
+        return group_version in self.versions
 
 
 async def served_apis(client: KubeClient) -> ServedApis:
     """The API groups of `/apis`."""
     listing = await client.request("GET", "/apis")
-    return ServedApis(frozenset(str(g.get("name", "")) for g in listing.get("groups") or []))
+    groups = listing.get("groups") or []
+    return ServedApis(frozenset(str(g.get("name", "")) for g in groups),
+                      frozenset(str(v.get("groupVersion", "")) for g in groups
+                                for v in g.get("versions") or []))
 
 
 class MissingApi(Exception):

@@ -33,6 +33,7 @@ from controller.manager import LeadershipLost, Manager, ManagerConfig
 from controller.signals import stop_on_signals
 from reconcilers.machinery.context import OperatorContext
 from reconcilers.operator.api_discovery import (
+    DRA,
     GROVE,
     INFERENCE_POOL,
     ISTIO,
@@ -135,6 +136,7 @@ def operator_settings(options: OperatorOptions, apis: ServedApis) -> OperatorSet
         mpi_run_secret_name=options.mpi_run_ssh_secret_name,
         mpi_run_secret_namespace=options.mpi_run_ssh_secret_namespace,
         inference_pool_enabled=apis.serves(INFERENCE_POOL),
+        dra_enabled=apis.serves_version(DRA),
         grove_enabled=resolve(options.grove, "grove", GROVE, apis),
         lws_enabled=resolve(options.lws, "lws", LWS, apis),
         volcano_enabled=resolve(options.volcano, "volcano", VOLCANO, apis),
