@@ -16,7 +16,9 @@ has already checked the types):
   `multinode.nodeCount - 1` pods when given; role podTemplates on both roles or none, each
   with a `main`, not beside a graph component's own template, and not with GMS or failover;
 - on update: a component's `type`, once set, and its `minAvailable` do not change (a graph's
-  components are matched by name).
+  components are matched by name);
+- a graph's topology constraints and KV transfer policy (`api.validation.topology`), which
+  also do not change on update.
 
 Errors are worded as kube-apiserver words field errors (`Duplicate value: "Worker"`).
 """
@@ -28,6 +30,7 @@ from typing import Any
 from api.errors import FieldError
 from api.kube import Json
 from api.v1beta1 import MAIN_CONTAINER, MAX_COMPONENTS
+from api.validation.topology import topology_errors, topology_update_errors
 
 __all__ = ["component_deployment_shape", "graph_deployment_shape", "v1beta1_shape"]
 
@@ -83,6 +86,9 @@ def graph_deployment_shape(obj: Json, old: Json | None) -> list[FieldError]:
                                     f"(spec.components[{epp}] has it)"))
         previous = old_components.get(name) if old is not None else None
         errors += component_shape(path, component, previous, in_graph=True)
+    errors += topology_errors(spec)
+    if old is not None:
+        errors += topology_update_errors(spec, _dict(old.get("spec")))
     return errors
 
 

@@ -274,6 +274,33 @@ async def test_roles_and_min_available(webhooks: Webhooks) -> None:
         "spec.components[0].minAvailable: Invalid value: field is immutable after creation")
 
 
+async def test_topology_and_the_kv_transfer_policy_are_fixed_at_creation(
+        webhooks: Webhooks) -> None:
+    """Issue #29 item 4: kubectl gets 422 naming the field when an update changes the KV
+    transfer policy or a topology constraint (the API server's default enforcement is no
+    change)."""
+    graph = _graph(_component("Worker", topologyConstraint={"packDomain": "rack"}),
+                   topologyConstraint={"clusterTopologyName": "grove-topology"},
+                   experimental={"kvTransferPolicy": {
+                       "labelKey": "topology.kubernetes.io/zone", "domain": "zone"}})
+    assert await webhooks.apply(graph) == ""
+    assert await webhooks.apply(graph) == ""
+    changed = copy.deepcopy(graph)
+    changed["spec"]["experimental"]["kvTransferPolicy"]["domain"] = "rack"
+    stderr = await webhooks.apply(changed)
+    assert "The request is invalid" in stderr, stderr
+    assert _denied(stderr).startswith(
+        "spec.experimental.kvTransferPolicy: Forbidden: is immutable"), stderr
+    moved = copy.deepcopy(graph)
+    moved["spec"]["components"][0]["topologyConstraint"] = {"packDomain": "host"}
+    assert _denied(await webhooks.apply(moved)).startswith(
+        "spec.components[0].topologyConstraint: Forbidden: is immutable")
+    bad = _graph(name="h", experimental={"kvTransferPolicy": {"domain": "zone"}})
+    assert _denied(await webhooks.apply(bad)) == (
+        "spec.experimental.kvTransferPolicy: Invalid value: exactly one of labelKey or "
+        "clusterTopologyName is required")
+
+
 def _alpha_graph() -> Json:
     return {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
             "metadata": {"name": "same", "namespace": "default"},
