@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from api.origin_version import ORIGIN_VERSION
+
 # --- labels ---------------------------------------------------------------------------------
 LABEL_SELECTOR: Final = "nvidia.com/selector"
 LABEL_COMPONENT: Final = "nvidia.com/dynamo-component"
@@ -24,6 +26,7 @@ LABEL_INSTANCE_ID: Final = "instance-id"
 MANAGED_BY: Final = "dynamo-operator"
 
 # --- annotations ----------------------------------------------------------------------------
+ANNOTATION_ORIGIN_VERSION: Final = ORIGIN_VERSION
 ANNOTATION_ENABLE_GROVE: Final = "nvidia.com/enable-grove"
 ANNOTATION_ENABLE_METRICS: Final = "nvidia.com/enable-metrics"
 ANNOTATION_DISCOVERY_BACKEND: Final = "nvidia.com/dynamo-discovery-backend"
@@ -47,7 +50,10 @@ ANNOTATION_GROUP_NAME: Final = "scheduling.k8s.io/group-name"
 # the pod template so that a new value rolls the pods.
 ANNOTATION_RESTART_AT: Final = "nvidia.com/restartAt"
 # DGD metadata annotations a DCD inherits in its spec.annotations.
-INHERITED_GRAPH_ANNOTATIONS: Final = (ANNOTATION_ENABLE_METRICS, ANNOTATION_DISCOVERY_BACKEND)
+# The origin version is inherited so the DCD's builders can read their graph's gates
+# (`backends.origin_gates`).
+INHERITED_GRAPH_ANNOTATIONS: Final = (ANNOTATION_ENABLE_METRICS, ANNOTATION_DISCOVERY_BACKEND,
+                                      ANNOTATION_ORIGIN_VERSION)
 
 # --- component types ------------------------------------------------------------------------
 FRONTEND: Final = "frontend"

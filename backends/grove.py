@@ -25,6 +25,7 @@ from backends.hub_graph import HubGraph
 from backends.ingress import ingress, virtual_service
 from backends.merge import merge_env
 from backends.multinode import GROVE, Role, roles
+from backends.origin_gates import with_graph_origin
 from backends.pod_spec import generate_pod_spec, main_container_of
 from backends.role_templates import with_role_template
 from backends.services import component_service, model_service
@@ -177,7 +178,7 @@ def _identity(dgd: HubGraph) -> tuple[str, str]:
 def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeploymentSharedSpec,
                   settings: OperatorSettings) -> ComponentSpec:
     """Component `key` (`spec`) as the pods see it: graph env under its own, and the graph's
-    discovery backend recorded in its annotations."""
+    discovery backend and origin version (`backends.origin_gates`) in its annotations."""
     inputs = with_graph_env(spec, dgd.inputs.component(key), dgd.model.spec.env)
     pod = inputs.pod
     graph_env = dgd.model.spec.env
@@ -187,7 +188,7 @@ def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeployme
     resolved = graph_annotations.get(
         constants.ANNOTATION_DISCOVERY_BACKEND, settings.discovery_backend
     )
-    annotations = inputs.annotations
+    annotations = with_graph_origin(inputs.annotations, graph_annotations)
     if resolved:
         annotations = {constants.ANNOTATION_DISCOVERY_BACKEND: resolved, **(annotations or {})}
     return ComponentSpec(spec, inputs.replace(pod=pod, annotations=annotations))

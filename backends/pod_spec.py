@@ -1,7 +1,9 @@
 """A component's pod spec for one role: defaults, the user's overrides, resources, volumes,
 the backend's changes, then canonical ordering (with a dynamoSidecar, the defaults go to the
 runtime init container and `main` is the user's engine: `backends.dynamo_sidecar`; a role
-with a template of its own keeps its command: `backends.role_templates`).
+with a template of its own keeps its command: `backends.role_templates`; a frontendSidecar
+gets the frontend's defaults, for graphs whose origin version says so:
+`backends.frontend_sidecar`).
 
 Precedence of environment variables, lowest first: platform addresses (NATS, etcd...), the
 component-type defaults, `extraPodSpec.mainContainer.env`, the component's `envs` (which
@@ -22,8 +24,10 @@ from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
 from backends.dynamo_sidecar import runtime_container, runtime_name, unsupported
 from backends.errors import GenerationError
+from backends.frontend_sidecar import add_frontend_sidecar, main_mounts
 from backends.merge import merge_env, merge_keyed, merge_over
 from backends.multinode import Role
+from backends.origin_gates import FRONTEND_SIDECAR
 from backends.pull_secrets import lookup
 from backends.resources import apply_resources
 from backends.role_templates import authored, topology_env
@@ -62,6 +66,7 @@ def generate_pod_spec(spec: ComponentSpec, role: Role, ctx: PodContext) -> Json:
     else:
         container = _main_container(spec, user, ctx)
     volumes = _add_volumes(container, spec, backend)
+    sidecar_mounts = main_mounts(container)
     backend_ctx = frameworks.BackendContext(
         role=role,
         host_name=ctx.host_name,
@@ -86,6 +91,8 @@ def generate_pod_spec(spec: ComponentSpec, role: Role, ctx: PodContext) -> Json:
     pod = _pod(spec, ctx, container, volumes)
     if runtime is not None:
         _run_runtime(pod, spec, ctx, runtime)
+    if FRONTEND_SIDECAR.enabled_for(spec):
+        _run_frontend_sidecar(pod, spec, ctx, sidecar_mounts)
     backend.update_pod_spec(pod, backend_ctx)
     canonical_pod_spec(pod)
     return pod
@@ -174,6 +181,17 @@ def _run_runtime(pod: Json, spec: ComponentSpec, ctx: PodContext, name: str) -> 
                               "pod template")
     inits[index] = runtime_container(spec, ctx, inits[index])
     image = inits[index].get("image")
+    if image:
+        secrets = _pull_secrets(spec, ctx, image, pod.get("imagePullSecrets") or [])
+        if secrets:
+            pod["imagePullSecrets"] = secrets
+
+
+def _run_frontend_sidecar(pod: Json, spec: ComponentSpec, ctx: PodContext,
+                          mounts: list[Json]) -> None:
+    """The frontendSidecar gets the frontend's defaults (`backends.frontend_sidecar`), and
+    its image's pull secrets join the pod's."""
+    image = add_frontend_sidecar(pod, spec, ctx, mounts)
     if image:
         secrets = _pull_secrets(spec, ctx, image, pod.get("imagePullSecrets") or [])
         if secrets:

@@ -4,7 +4,8 @@ One handler per kind, for all five, at the paths of the original operator (which
 for the scaling adapter: its path is made the same way), for CREATE and UPDATE. A create
 must pass the create rules; an update the update rules, which also compare with the old object
 (backendFramework and DynamoModel fields immutable, the DGDR spec frozen once profiling started,
-replicas owned by a scaling adapter). Deprecated fields come back as warnings. A delete, and an
+replicas owned by a scaling adapter). A graph's origin-version annotation, when given, must be a
+version (`api.origin_version`). Deprecated fields come back as warnings. A delete, and an
 update of an object being deleted (finalizers being removed), is always admitted, and so is
 anything in a namespace another, namespace-restricted, operator claims. A refusal carries
 its reason for `dynamo_operator_webhook_denials_total` (`reconcilers.machinery.denials`:
@@ -37,6 +38,7 @@ from api.convert import load
 from api.errors import ConversionError, FieldError
 from api.hub_errors import in_hub
 from api.kube import Json
+from api.origin_version import validate_origin_version
 from api.v1alpha1 import (
     DynamoComponentDeployment,
     DynamoGraphDeployment,
@@ -177,6 +179,11 @@ def _checked(kind: type, request: AdmissionRequest, obj_json: Json, old_json: Js
     errors = validate(obj, old,
                       replicas_authorized=policy.may_write_owned_replicas(request.username),
                       namespace_restricted=policy.namespace_restricted)
+    if kind is DynamoGraphDeployment:
+        # At admission only: a graph stored without the webhook with another value keeps
+        # reconciling (its origin reads as unknown, `backends.origin_gates`).
+        errors = [*validate_origin_version(obj_json.get("metadata", {}).get("annotations")),
+                  *errors]
     return errors, warnings(obj)
 
 

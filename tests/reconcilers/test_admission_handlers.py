@@ -134,3 +134,23 @@ def test_a_v1beta1_component_type_change_is_immutable() -> None:
 def test_namespaces_of_another_operator_are_admitted_unchecked() -> None:
     policy = AdmissionPolicy(operator_identity=OPERATOR, skip_namespace=lambda ns: ns == "ns")
     assert decide(DynamoGraphDeployment, _request(_dgd(replicas=-1)), policy).allowed
+
+
+def test_the_origin_version_must_be_a_version_in_both_api_versions() -> None:
+    """As the original's webhook: `annotation ... has invalid value`, naming the field."""
+    alpha = _dgd()
+    alpha["metadata"]["annotations"] = {"nvidia.com/dynamo-operator-origin-version": "x.y"}
+    beta = {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment",
+            "metadata": {"name": "g", "namespace": "ns", "annotations": {
+                "nvidia.com/dynamo-operator-origin-version": "x.y"}},
+            "spec": {"backendFramework": "vllm", "components": [{
+                "name": "Frontend", "type": "frontend", "replicas": 1}]}}
+    for obj in (alpha, beta):
+        response = decide(DynamoGraphDeployment, _request(obj), POLICY)
+        assert not response.allowed and response.code == 422, response
+        assert response.message.startswith(
+            "metadata.annotations[nvidia.com/dynamo-operator-origin-version]: Invalid value: "
+            '"x.y": must be valid semver'), response.message
+        good = copy.deepcopy(obj)
+        good["metadata"]["annotations"] = {"nvidia.com/dynamo-operator-origin-version": "1.2.0"}
+        assert decide(DynamoGraphDeployment, _request(good), POLICY).allowed
