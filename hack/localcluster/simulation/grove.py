@@ -16,6 +16,7 @@ from typing import Any
 
 from ..storage import Change
 from .clock import rfc3339
+from .grove_topology import CLUSTER_TOPOLOGIES, set_levels_condition
 from .loop import ControlLoop, Key
 from .objects import controller_ref, owner_reference, set_condition, terminating
 from .rollout import template_hash
@@ -118,6 +119,11 @@ class PodCliqueSetController(_GroveLoop):
 
     resource = PCS
     child_kinds = ("PodCliqueSet",)
+
+    def keys_for(self, change: Change) -> Iterable[Key]:
+        if change.resource == CLUSTER_TOPOLOGIES:
+            return self.initial_keys()  # the topology levels of every PodCliqueSet
+        return super().keys_for(change)
 
     def reconcile(self, key: Key) -> float | None:
         if self.writer.served(PCS) is None or self.writer.served(PCLQ) is None:
@@ -222,8 +228,10 @@ class PodCliqueSetController(_GroveLoop):
                 updated += 1
         old = pcs.get("status") or {}
         status: Json = {"observedGeneration": pcs["metadata"].get("generation", 1)}
-        if old.get("conditions"):
-            status["conditions"] = copy.deepcopy(old["conditions"])
+        conditions = copy.deepcopy(old.get("conditions") or [])
+        set_levels_condition(conditions, pcs, self.writer, rfc3339())
+        if conditions:
+            status["conditions"] = conditions
         if want:
             status["replicas"] = want
         status["updatedReplicas"] = updated

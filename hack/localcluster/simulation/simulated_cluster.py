@@ -22,6 +22,7 @@ from .dra_driver import DraDriver
 from .endpoints import EndpointsController
 from .grove import PodCliqueScalingGroupController, PodCliqueSetController
 from .grove_podclique import PodCliqueController
+from .grove_topology import DefaultClusterTopology
 from .hpa import HorizontalPodAutoscalerController
 from .jobs import JobController
 from .kubelet import Kubelet
@@ -67,7 +68,7 @@ class Simulation:
         ]
         if on("grove"):
             loops += [PodCliqueSetController(self.ctx), PodCliqueScalingGroupController(self.ctx),
-                      PodCliqueController(self.ctx)]
+                      PodCliqueController(self.ctx), DefaultClusterTopology(self.ctx)]
         self.metrics = Metrics()
         self.hpa = HorizontalPodAutoscalerController(self.ctx, self.metrics) if on("hpa") else None
         loops.append(self.hpa)
