@@ -22,6 +22,7 @@ counts requests, denials and durations by resource and operation.
 from __future__ import annotations
 
 import asyncio
+import base64
 import datetime
 import functools
 import shutil
@@ -87,7 +88,8 @@ class AdmissionRequest:
 
 @dataclass(frozen=True)
 class AdmissionResponse:
-    """What a handler decides: allowed or not (with a message and code), and warnings.
+    """What a handler decides: allowed or not (with a message and code), and warnings; a
+    mutating webhook's admission may carry a JSONPatch (RFC 6902 operations) of the object.
 
     `reason` is the Status reason the API server passes on (`Invalid`, `Forbidden`); `cause`
     is a machine word for why a request was denied (`immutable_field_changed`), for metrics
@@ -99,10 +101,12 @@ class AdmissionResponse:
     reason: str = ""
     warnings: tuple[str, ...] = ()
     cause: str = ""
+    patch: tuple[Json, ...] = ()
 
     @classmethod
-    def allow(cls, warnings: tuple[str, ...] = ()) -> AdmissionResponse:
-        return cls(True, warnings=warnings)
+    def allow(cls, warnings: tuple[str, ...] = (),
+              patch: tuple[Json, ...] = ()) -> AdmissionResponse:
+        return cls(True, warnings=warnings, patch=patch)
 
     @classmethod
     def deny(cls, message: str, code: int = 403, reason: str = "Forbidden",
@@ -118,6 +122,9 @@ class AdmissionResponse:
             out["status"] = status
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        if self.allowed and self.patch:
+            out["patchType"] = "JSONPatch"
+            out["patch"] = base64.b64encode(json_codec.dumps(list(self.patch))).decode()
         return out
 
 

@@ -46,13 +46,17 @@ log = structlog.get_logger("controller.webhook_certs")
 
 Json = dict[str, Any]
 
-__all__ = ["CUSTOM_RESOURCE_DEFINITIONS", "SECRETS", "VALIDATING_WEBHOOK_CONFIGURATIONS",
-           "ManagedCertificates", "MountedCertificates", "newer_bundle"]
+__all__ = ["CUSTOM_RESOURCE_DEFINITIONS", "MUTATING_WEBHOOK_CONFIGURATIONS", "SECRETS",
+           "VALIDATING_WEBHOOK_CONFIGURATIONS", "ManagedCertificates", "MountedCertificates",
+           "newer_bundle"]
 
 SECRETS = Resource("", "v1", "secrets", "Secret")
 VALIDATING_WEBHOOK_CONFIGURATIONS = Resource(
     "admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations",
     "ValidatingWebhookConfiguration", namespaced=False)
+MUTATING_WEBHOOK_CONFIGURATIONS = Resource(
+    "admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+    "MutatingWebhookConfiguration", namespaced=False)
 CUSTOM_RESOURCE_DEFINITIONS = Resource(
     "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
     namespaced=False)
@@ -108,6 +112,8 @@ class ManagedCertificates:
     ip_addresses: Sequence[str] = ()
     #: ValidatingWebhookConfigurations whose caBundle is kept equal to the CA.
     configurations: Sequence[str] = ()
+    #: MutatingWebhookConfigurations whose caBundle is kept equal to the CA.
+    mutating_configurations: Sequence[str] = ()
     #: CustomResourceDefinitions whose conversion webhook's caBundle is kept equal to the CA.
     conversion_crds: Sequence[str] = ()
     validity: datetime.timedelta = datetime.timedelta(days=365)
@@ -141,7 +147,9 @@ class ManagedCertificates:
         # The API servers must trust a new CA before any replica serves a certificate of it.
         self.ca_pem = data["ca.crt"]
         for name in self.configurations:
-            await self._inject(name, data["ca.crt"])
+            await self._inject(VALIDATING_WEBHOOK_CONFIGURATIONS, name, data["ca.crt"])
+        for name in self.mutating_configurations:
+            await self._inject(MUTATING_WEBHOOK_CONFIGURATIONS, name, data["ca.crt"])
         for name in self.conversion_crds:
             await self._inject_conversion(name, data["ca.crt"])
         if self.tls.load(data["tls.crt"], data["tls.key"]):
@@ -206,9 +214,9 @@ class ManagedCertificates:
         have |= {str(a) for a in names.get_values_for_type(x509.IPAddress)}
         return have == {*self.dns_names, *self.ip_addresses}
 
-    async def _inject(self, name: str, bundle: bytes) -> None:
+    async def _inject(self, resource: Resource, name: str, bundle: bytes) -> None:
         try:
-            config = await self.client.get(VALIDATING_WEBHOOK_CONFIGURATIONS, None, name)
+            config = await self.client.get(resource, None, name)
         except NotFound:
             return
         encoded = base64.b64encode(bundle).decode()
@@ -222,8 +230,7 @@ class ManagedCertificates:
                             {"op": "add", "path": f"/webhooks/{i}/clientConfig/caBundle",
                              "value": encoded})]
         if patch:
-            await self.client.patch(VALIDATING_WEBHOOK_CONFIGURATIONS, None, name, patch,
-                                    patch_type="json")
+            await self.client.patch(resource, None, name, patch, patch_type="json")
             log.info("webhook caBundle injected", configuration=name)
 
 

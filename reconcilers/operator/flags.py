@@ -104,6 +104,7 @@ class OperatorOptions:
     webhook_service_name: str = "dynamo-operator-webhook-service"
     webhook_secret_name: str = "dynamo-operator-webhook-server-cert"
     webhook_configuration_name: str = "dynamo-operator-validating"
+    mutating_webhook_configuration_name: str = "dynamo-operator-mutating"
     webhook_cert_validity: float = 365 * 24 * 3600.0
     #: Flags of the original accepted for compatibility; set (true, or any value) they are
     #: logged as not supported.
@@ -301,6 +302,10 @@ def build_parser() -> argparse.ArgumentParser:
     hooks.add_argument("--webhook-configuration-name", default=_D.webhook_configuration_name,
           help="ValidatingWebhookConfiguration whose caBundle the operator keeps "
                "[%(default)s]")
+    hooks.add_argument("--mutating-webhook-configuration-name",
+          default=_D.mutating_webhook_configuration_name,
+          help="MutatingWebhookConfiguration (graphs' origin-version stamp) whose caBundle "
+               "the operator keeps [%(default)s]")
     hooks.add_argument("--webhook-cert-validity", type=parse_duration,
           default=_D.webhook_cert_validity,
           help="validity of self-managed serving certificates, renewed at two thirds "
@@ -463,6 +468,7 @@ def parse_options(argv: Sequence[str]) -> OperatorOptions:
         webhook_cert_dir=a.webhook_cert_dir, webhook_url=a.webhook_url,
         webhook_service_name=a.webhook_service_name, webhook_secret_name=a.webhook_secret_name,
         webhook_configuration_name=a.webhook_configuration_name,
+        mutating_webhook_configuration_name=a.mutating_webhook_configuration_name,
         webhook_cert_validity=a.webhook_cert_validity,
         namespace_scope_lease_duration=a.namespace_scope_lease_duration,
         namespace_scope_lease_renew_interval=a.namespace_scope_lease_renew_interval,

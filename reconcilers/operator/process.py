@@ -117,6 +117,7 @@ def webhook_settings(options: OperatorOptions) -> WebhookSettings:
                    or "default"),
         service_name=options.webhook_service_name, secret_name=options.webhook_secret_name,
         configuration_name=options.webhook_configuration_name,
+        mutating_configuration_name=options.mutating_webhook_configuration_name,
         cert_validity=options.webhook_cert_validity,
         restricted_namespace=options.restricted_namespace)
 

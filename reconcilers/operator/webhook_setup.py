@@ -1,13 +1,15 @@
 """Webhook wiring: the admission server of our kinds on every replica, its certificate, and
-(outside a cluster) its ValidatingWebhookConfiguration.
+(outside a cluster) its ValidatingWebhookConfiguration and MutatingWebhookConfiguration.
 
+* The validating webhooks of our kinds (`admission`) and the mutating webhook that stamps a
+  graph's origin version (`defaulting`) share the server.
 * In a cluster, the API server reaches the replicas through the webhook Service, and the
-  ValidatingWebhookConfiguration comes with the install. Its certificate is the mounted one
+  configurations come with the install. Its certificate is the mounted one
   (`--webhook-cert-dir` holding `tls.crt`/`tls.key`, from cert-manager say), or else one the
   operator makes and keeps itself in a Secret, injecting its CA into that configuration's
   caBundle (`controller.webhook_certs`).
 * With `--webhook-url URL` (a local process, the quickstart, e2e), the operator also creates and
-  keeps the configuration itself, `clientConfig.url` being URL plus each path, with the CA of
+  keeps the configurations itself, `clientConfig.url` being URL plus each path, with the CA of
   its certificate. Replicas on one host share the port (SO_REUSEPORT), so one going away leaves
   the others answering.
 * The same server answers the CRDs' ConversionReviews on `/convert`, and a cluster-wide
@@ -31,21 +33,30 @@ from controller.client import KubeClient
 from controller.errors import ApiError, Conflict, NotFound
 from controller.keeper import keep
 from controller.manager import Manager
+from controller.resource import Resource
 from controller.webhook import TLSConfig, WebhookMetrics, WebhookServer
 from controller.webhook_certs import (
+    MUTATING_WEBHOOK_CONFIGURATIONS,
     VALIDATING_WEBHOOK_CONFIGURATIONS,
     ManagedCertificates,
     MountedCertificates,
 )
 from reconcilers.operator.admission import API_VERSIONS, WEBHOOKS, AdmissionPolicy, handler_for
 from reconcilers.operator.conversion_setup import CONVERSION_CRDS, client_config, serve_conversion
+from reconcilers.operator.defaulting import (
+    MUTATING_PATH,
+    MUTATING_WEBHOOK_NAME,
+    origin_stamp_handler,
+)
 from reconcilers.operator.metrics import OperatorMetrics, instrument_webhook
+from reconcilers.operator.version import VERSION
 
 log = structlog.get_logger("reconcilers.operator.webhooks")
 
 Json = dict[str, Any]
 
-__all__ = ["WebhookSettings", "desired_configuration", "operator_identity", "set_up_webhooks"]
+__all__ = ["WebhookSettings", "desired_configuration", "desired_mutating_configuration",
+           "operator_identity", "set_up_webhooks"]
 
 AUTHENTICATION_V1 = "/apis/authentication.k8s.io/v1"
 SELF_SUBJECT_REVIEWS = f"{AUTHENTICATION_V1}/selfsubjectreviews"
@@ -63,6 +74,7 @@ class WebhookSettings:
     service_name: str = "dynamo-operator-webhook-service"
     secret_name: str = "dynamo-operator-webhook-server-cert"
     configuration_name: str = "dynamo-operator-validating"
+    mutating_configuration_name: str = "dynamo-operator-mutating"
     cert_validity: float = 365 * 24 * 3600.0
     #: Only this namespace is validated (namespace-restricted mode).
     restricted_namespace: str | None = None
@@ -150,6 +162,7 @@ async def set_up_webhooks(manager: Manager, settings: WebhookSettings,
         if operator_metrics is not None:  # dynamo_operator_webhook_*
             handler = instrument_webhook(operator_metrics, webhook.kind.__name__, handler)
         server.register(webhook.path, handler)
+    server.register(MUTATING_PATH, origin_stamp_handler(VERSION))
     ca_bundle: Callable[[], bytes | None]
     managed_ca = False
     if MountedCertificates.present(settings.cert_dir):
@@ -164,6 +177,7 @@ async def set_up_webhooks(manager: Manager, settings: WebhookSettings,
         managed = ManagedCertificates(
             manager.client, tls, settings.namespace, settings.secret_name, dns_names, ips,
             configurations=(settings.configuration_name,),
+            mutating_configurations=(settings.mutating_configuration_name,),
             conversion_crds=() if keeps_no_crds else CONVERSION_CRDS,
             validity=datetime.timedelta(seconds=settings.cert_validity),
             ca_validity=datetime.timedelta(seconds=settings.cert_validity * 10))
@@ -181,17 +195,45 @@ async def set_up_webhooks(manager: Manager, settings: WebhookSettings,
         keeper = ConfigurationKeeper(manager.client, settings, ca_bundle, interval=interval,
                                      keeps_ca_bundle=not managed_ca)
         manager.add_runnable("webhook configuration", keeper.run)
+        mutating = ConfigurationKeeper(manager.client, settings, ca_bundle, interval=interval,
+                                       keeps_ca_bundle=not managed_ca,
+                                       resource=MUTATING_WEBHOOK_CONFIGURATIONS,
+                                       build=desired_mutating_configuration)
+        manager.add_runnable("mutating webhook configuration", mutating.run)
     return server
+
+
+def _namespace_selector(settings: WebhookSettings) -> Json:
+    if settings.restricted_namespace:
+        return {"matchLabels": {"kubernetes.io/metadata.name": settings.restricted_namespace}}
+    return {"matchExpressions": [{"key": "kubernetes.io/metadata.name",
+                                  "operator": "NotIn", "values": ["kube-system"]}]}
+
+
+def desired_mutating_configuration(settings: WebhookSettings, ca_pem: bytes | None) -> Json:
+    """Our MutatingWebhookConfiguration (the graphs' origin stamp), calling `settings.url`."""
+    client_config: Json = {"url": settings.url.rstrip("/") + MUTATING_PATH}
+    if ca_pem:
+        client_config["caBundle"] = base64.b64encode(ca_pem).decode()
+    hook = {
+        "name": MUTATING_WEBHOOK_NAME, "clientConfig": client_config,
+        "rules": [{"apiGroups": ["nvidia.com"], "apiVersions": list(API_VERSIONS),
+                   "operations": ["CREATE", "UPDATE"], "resources": ["dynamographdeployments"],
+                   "scope": "Namespaced"}],
+        "failurePolicy": settings.failure_policy, "matchPolicy": "Equivalent",
+        "sideEffects": "None", "admissionReviewVersions": ["v1"], "timeoutSeconds": 10,
+        "namespaceSelector": _namespace_selector(settings), "objectSelector": {},
+        "reinvocationPolicy": "Never"}
+    return {"apiVersion": "admissionregistration.k8s.io/v1",
+            "kind": "MutatingWebhookConfiguration",
+            "metadata": {"name": settings.mutating_configuration_name,
+                         "labels": {"app.kubernetes.io/managed-by": "dynamo-operator"}},
+            "webhooks": [hook]}
 
 
 def desired_configuration(settings: WebhookSettings, ca_pem: bytes | None) -> Json:
     """Our ValidatingWebhookConfiguration, calling `settings.url` plus each path."""
-    if settings.restricted_namespace:
-        selector: Json = {"matchLabels": {
-            "kubernetes.io/metadata.name": settings.restricted_namespace}}
-    else:
-        selector = {"matchExpressions": [{"key": "kubernetes.io/metadata.name",
-                                          "operator": "NotIn", "values": ["kube-system"]}]}
+    selector = _namespace_selector(settings)
     webhooks = []
     for webhook in WEBHOOKS:
         client_config: Json = {"url": settings.url.rstrip("/") + webhook.path}
@@ -215,7 +257,8 @@ def desired_configuration(settings: WebhookSettings, ca_pem: bytes | None) -> Js
 
 @dataclass
 class ConfigurationKeeper:
-    """Creates our ValidatingWebhookConfiguration and puts it back when it drifts."""
+    """Creates one of our webhook configurations (the validating one by default) and puts
+    it back when it drifts."""
 
     client: KubeClient
     settings: WebhookSettings
@@ -223,6 +266,8 @@ class ConfigurationKeeper:
     interval: float = 10.0
     #: False when `ManagedCertificates` keeps the caBundle: then a live one is left alone.
     keeps_ca_bundle: bool = True
+    resource: Resource = VALIDATING_WEBHOOK_CONFIGURATIONS
+    build: Callable[[WebhookSettings, bytes | None], Json] = desired_configuration
 
     async def run(self) -> None:
         await keep(self.ensure, interval=self.interval, what="the webhook configuration")
@@ -232,13 +277,13 @@ class ConfigurationKeeper:
         ca_pem = self.ca_bundle()
         if ca_pem is None:
             return False
-        desired = desired_configuration(self.settings, ca_pem)
-        name = self.settings.configuration_name
+        desired = self.build(self.settings, ca_pem)
+        name = desired["metadata"]["name"]
         try:
-            live = await self.client.get(VALIDATING_WEBHOOK_CONFIGURATIONS, None, name)
+            live = await self.client.get(self.resource, None, name)
         except NotFound:
             try:
-                await self.client.create(VALIDATING_WEBHOOK_CONFIGURATIONS, desired)
+                await self.client.create(self.resource, desired)
                 log.info("webhook configuration created", name=name)
             except Conflict:
                 pass
@@ -252,7 +297,7 @@ class ConfigurationKeeper:
         if live.get("webhooks") != desired["webhooks"]:
             desired["metadata"] = {**live["metadata"], **desired["metadata"]}
             try:
-                await self.client.update(VALIDATING_WEBHOOK_CONFIGURATIONS, desired)
+                await self.client.update(self.resource, desired)
                 log.info("webhook configuration updated", name=name)
             except Conflict:
                 return False

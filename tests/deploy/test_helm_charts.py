@@ -133,7 +133,10 @@ def test_restricted_mode_has_no_cluster_wide_grant_but_the_webhook_ca_and_review
         "dynamo-operator-webhook-ca": [{
             "apiGroups": ["admissionregistration.k8s.io"],
             "resources": ["validatingwebhookconfigurations"], "verbs": ["get", "patch"],
-            "resourceNames": ["dynamo-operator-validating"]}],
+            "resourceNames": ["dynamo-operator-validating"]}, {
+            "apiGroups": ["admissionregistration.k8s.io"],
+            "resources": ["mutatingwebhookconfigurations"], "verbs": ["get", "patch"],
+            "resourceNames": ["dynamo-operator-mutating"]}],
         # Who scrapes /metrics: the reviews are cluster-scoped, and reveal nothing stored.
         "dynamo-operator-metrics-auth": [
             {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"],
@@ -256,6 +259,24 @@ def test_webhooks_are_the_operators() -> None:
         excluded = webhook["namespaceSelector"]["matchExpressions"][0]["values"]
         assert set(excluded) == {"kube-system", NAMESPACE}
         assert webhook["failurePolicy"] == "Fail"
+
+
+def test_the_mutating_webhook_is_the_operators() -> None:
+    """The origin-version stamp (reconcilers/operator/defaulting.py): the chart's
+    configuration is the one the operator keeps with --webhook-url, but for the Service."""
+    from reconcilers.operator.webhook_setup import WebhookSettings, desired_mutating_configuration
+
+    [config] = [d for d in render() if d["kind"] == "MutatingWebhookConfiguration"]
+    args = operator_container(render())["args"]
+    assert f"--mutating-webhook-configuration-name={config['metadata']['name']}" in args
+    [hook] = config["webhooks"]
+    [own] = desired_mutating_configuration(WebhookSettings(url="https://x"), None)["webhooks"]
+    assert hook["clientConfig"]["service"]["path"] == own["clientConfig"]["url"][len("https://x"):]
+    for key in ("name", "rules", "sideEffects", "matchPolicy", "reinvocationPolicy",
+                "admissionReviewVersions", "failurePolicy"):
+        assert hook[key] == own[key], key
+    excluded = hook["namespaceSelector"]["matchExpressions"][0]["values"]
+    assert set(excluded) == {"kube-system", NAMESPACE}
 
 
 @pytest.mark.parametrize("name", ["default", "everything"])

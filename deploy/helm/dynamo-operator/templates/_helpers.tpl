@@ -50,6 +50,10 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- printf "%s-validating" (include "dynamo-operator.fullname" .) }}
 {{- end }}
 
+{{- define "dynamo-operator.mutatingWebhookConfigurationName" -}}
+{{- printf "%s-mutating" (include "dynamo-operator.fullname" .) }}
+{{- end }}
+
 {{- define "dynamo-operator.plannerClusterRole" -}}
 {{- printf "%s-planner" (include "dynamo-operator.fullname" .) }}
 {{- end }}
