@@ -10,8 +10,9 @@ compaction, API-server restarts, SIGKILL of the leader (a new replica takes its 
 kills and a node going NotReady for a while.
 
 Figures: graphs converged after the faults stop (successful at their generation), the most
-worker generations one graph's pods held at once and workers registered outside their
-generation while images changed under the faults (e2e.rollout_invariants), duplicate
+worker generations one graph's pods held at once, workers registered outside their
+generation, and falls of serving capacity below the floor and surge above the budget while
+workers rolled out under the faults (hack/soak/rollout_watch.py), duplicate
 children (two DCDs for one service of a graph, two Deployments for one DCD), children left
 whose controller owner is gone, planted user objects changed or lost, sample windows in which
 two replicas wrote, adapters whose last scale request was lost (the adapter or its graph not
@@ -42,15 +43,12 @@ from controller.client import ClientConfig, KubeClient
 from controller.errors import ApiError
 from controller.metrics import Metrics
 from controller.resource import Resource
-from e2e.rollout_invariants import (
-    MAX_GENERATIONS,
-    generations_holding_pods,
-    isolation_violations,
-)
+from e2e.rollout_invariants import MAX_GENERATIONS
 from hack.fuzz.session import install_crds
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import LocalCluster
 from hack.soak.growth import Growth, Sample, queue_depth, rss_bytes
+from hack.soak.rollout_watch import RolloutWatch
 
 Json = dict[str, Any]
 NS = "soak"
@@ -139,10 +137,8 @@ class Soak:
         self.retired: set[str] = set()
         self.counts: dict[str, int] = {}
         self.double_writer_windows = 0
-        #: Worker rollouts under the faults: the most generations one graph's pods held at once,
-        #: and the workers ever seen registered outside their generation (graph/pod).
-        self.max_generations = 0
-        self.misplaced: set[str] = set()
+        #: Worker rollouts under the faults: generations, isolation, capacity and surge.
+        self.rollouts = RolloutWatch()
         self.user_objects: dict[tuple[str, str], str] = {}
         self.kube: KubeClient | None = None
         self.growth = Growth(warmup=config.growth_warmup)
@@ -278,6 +274,8 @@ class Soak:
                 self._count(f"{action} unanswered")
 
     async def _act(self, kube: KubeClient, action: str, name: str, live: list[str]) -> None:
+        if action in ("adapter", "restart", "replace"):
+            self.rollouts.disturb(name)  # what is desired, or the pods, change by design
         if action == "create":
             await kube.create(DGDS, graph(name, adapter=self.rng.random() < 0.5))
             live.append(name)
@@ -348,9 +346,11 @@ class Soak:
                 elif kind == "kill":
                     await self._kill_leader()
                 elif kind == "pods":
-                    pods = [p["metadata"]["name"] for p in
-                            self.cluster.storage.list_objects(("", "pods"), NS)]
+                    pod_graphs = {p["metadata"]["name"]: _graph_of(p) for p in
+                                  self.cluster.storage.list_objects(("", "pods"), NS)}
+                    pods = sorted(pod_graphs)
                     for pod in self.rng.sample(pods, min(2, len(pods))):
+                        self.rollouts.disturb(pod_graphs.get(pod, ""))
                         faults.kill_pods(NS, name=pod)
                 elif kind == "node":
                     await self._node_down()
@@ -370,6 +370,9 @@ class Soak:
         if not nodes:
             return
         node = self.rng.choice(nodes)
+        for pod in self.cluster.storage.list_objects(("", "pods"), NS):
+            if (pod.get("spec") or {}).get("nodeName") == node:
+                self.rollouts.disturb(_graph_of(pod), seconds=5.0)
         self.cluster.faults.set_node_ready(node, False)
         try:
             await asyncio.sleep(5.0)  # the fault loop waits too: one fault at a time
@@ -388,14 +391,14 @@ class Soak:
             before = after
 
     async def watch_rollouts(self, deadline: float) -> None:
-        """Every half second, each graph's worker pods: how many generations hold pods (at
-        most two, whatever the faults), and workers registered outside their generation (a
-        prefill of one must never pair with a decode of another)."""
+        """Every half second, each graph and its pods, judged by `RolloutWatch`."""
         assert self.kube is not None
         while time.monotonic() < deadline:
             await asyncio.sleep(0.5)
             try:
                 pods = (await self.kube.list(PODS, NS))["items"]
+                graphs = {g["metadata"]["name"]: g
+                          for g in (await self.kube.list(DGDS, NS))["items"]}
             except (ApiError, TimeoutError, aiohttp.ClientError):
                 continue  # an injected fault: the next sample
             by_graph: dict[str, list[Json]] = {}
@@ -404,10 +407,7 @@ class Soak:
                 if graph:
                     by_graph.setdefault(graph, []).append(pod)
             for graph, items in by_graph.items():
-                self.max_generations = max(self.max_generations,
-                                           len(generations_holding_pods(items)))
-                self.misplaced |= {f"{graph}/{v.get('pod', v)}"
-                                   for v in isolation_violations(items)}
+                self.rollouts.sample(graph, graphs.get(graph), items)
 
     async def sample_growth(self, deadline: float) -> None:
         """Every few seconds: each live replica's RSS, and the leader's queue depth."""
@@ -485,8 +485,7 @@ class Soak:
             "convergedPercent": round(100.0 * converged / total, 1) if total else 100.0,
             "duplicates": len(duplicates), "orphans": len(orphans),
             "userObjectsTouched": len(touched), "doubleWriterWindows": self.double_writer_windows,
-            "workerGenerationsMax": self.max_generations,
-            "misplacedWorkers": len(self.misplaced),
+            **self.rollouts.figures(),
             "scalesChecked": checked_scales, "scalesLost": len(lost_scales),
             "unexpectedRestarts": len(restarts),
             "injectedKills": sum(1 for r in self.replicas if r.killed),
@@ -495,7 +494,7 @@ class Soak:
             "actions": dict(sorted(self.counts.items())),
             "details": {"duplicates": duplicates[:10], "orphans": orphans[:10],
                         "touched": touched, "restarts": restarts, "idleWrites": idle_by,
-                        "misplaced": sorted(self.misplaced)[:10],
+                        **self.rollouts.details(),
                         "scalesLost": lost_scales[:10],
                         "unconverged": dict(Counter(self.unconverged).most_common(10))},
         }
@@ -554,6 +553,10 @@ def _why_not(graph: Json) -> str:
             f"{ready.get('reason', '-')}: {message}")
 
 
+def _graph_of(pod: Json) -> str:
+    return str(((pod.get("metadata") or {}).get("labels") or {}).get(GRAPH_LABEL) or "")
+
+
 def _owner(obj: Json) -> str:
     for ref in obj["metadata"].get("ownerReferences") or []:
         if ref.get("controller"):
@@ -582,6 +585,8 @@ def broken(figures: Json) -> list[str]:
               "doubleWriterWindows": figures["doubleWriterWindows"] == 0,
               "workerGenerationsMax": figures["workerGenerationsMax"] <= MAX_GENERATIONS,
               "misplacedWorkers": figures["misplacedWorkers"] == 0,
+              "rolloutCapacityBreaches": figures["rolloutCapacityBreaches"] == 0,
+              "rolloutSurgeBreaches": figures["rolloutSurgeBreaches"] == 0,
               "scalesLost": figures["scalesLost"] == 0,
               "unexpectedRestarts": figures["unexpectedRestarts"] == 0,
               "idleWrites": figures["idleWrites"] == 0,
