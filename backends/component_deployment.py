@@ -1,7 +1,8 @@
 """DynamoComponentDeployments of a graph (the DCD path): one per component, built as the hub
 (`v1beta1`) from the graph's `v1beta1` component plus what the graph decides for it (name,
 identity labels, Dynamo namespace, backendFramework, graph env under its own, the Planner's
-account, a default ingress for a frontend, DYN_DEPLOYMENT_CONFIG).
+account, a default ingress for a frontend, DYN_DEPLOYMENT_CONFIG, a worker's KV transfer policy:
+`backends.kv_transfer_policy`).
 
 What `v1beta1` cannot say of the child (its own labels and annotations, ingress,
 dynamoNamespace, the componentType pair, the pod group as `v1alpha1` splits it...) is written
@@ -29,6 +30,7 @@ from backends.dynamo_sidecar import with_graph_env
 from backends.graph_metadata import stamp_metadata, with_graph_metadata
 from backends.hub_graph import HubGraph
 from backends.hub_only_fields import with_hub_only_fields
+from backends.kv_transfer_policy import with_kv_transfer_policy
 from backends.merge import merge_env
 from backends.settings import OperatorSettings
 from backends.worker_generation import (
@@ -84,6 +86,8 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
     component = dict(graph.components())[service]
     inputs = with_graph_metadata(graph, graph.inputs.component(service))
     inputs = with_graph_env(component, inputs, graph.model.spec.env)
+    inputs = with_kv_transfer_policy(graph, component, inputs, grove=False,
+                                     grove_enabled=settings.grove_enabled)
     dyn_ns = naming.dynamo_namespace(
         namespace, name, global_namespace=bool(component.global_dynamo_namespace)
     )

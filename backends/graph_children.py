@@ -73,13 +73,15 @@ def graph_children(
     revisions: Sequence[Json] = (),
 ) -> DesiredChildren:
     """The graph's desired children. `tokens`: the restart token each service's workload
+    topologies: Mapping[str, Sequence[str]] | None = None,
     carries; `planner_cluster_role`: bind the Planner's account to it (else to a Role of the
     namespace); `epp_cluster_role`: the same for the EPP's account; `pull_secrets`: registry
     host -> Secret names, for the pods of the Grove path; `mpi_secret`: the MPI SSH Secret of
     another namespace, to copy into the graph's; `workers`: the worker DCDs by generation (the
     rollout's plan; by default those of a graph with nothing running); `revisions`: the
     worker ControllerRevisions the graph owns (`backends.worker_revisions`: the current one
-    and those within the history limit are kept, the rest pruned).
+    and those within the history limit are kept, the rest pruned); `topologies`: the levels
+    of the cluster's ClusterTopologies by name, for a KV transfer policy naming one.
     Raises GenerationError for a graph that cannot run under these settings."""
     tokens = tokens or {}
     namespace = hub.namespace
@@ -103,7 +105,7 @@ def graph_children(
         children += [Child(o) for o in discovery_rbac(hub)]
     children += _epp_objects(hub, settings, epps)
     if uses_grove(hub, settings):
-        children += _grove(hub, settings, tokens, pull_secrets)
+        children += _grove(hub, settings, tokens, pull_secrets, topologies)
         # Grove replaces the pods itself; the history still lets `rollout undo` go back.
         grove_workers = graph_workers(hub)
         children += [Child(r) for r in worker_revisions(
@@ -170,8 +172,9 @@ def _components(hub: HubGraph, settings: OperatorSettings,
 
 
 def _grove(hub: HubGraph, settings: OperatorSettings, tokens: Mapping[str, str | None],
-           pull_secrets: Mapping[str, Sequence[str]] | None) -> list[Child]:
-    objects = grove_objects(hub, settings, pull_secrets=pull_secrets)
+           pull_secrets: Mapping[str, Sequence[str]] | None,
+           topologies: Mapping[str, Sequence[str]] | None) -> list[Child]:
+    objects = grove_objects(hub, settings, pull_secrets=pull_secrets, topologies=topologies)
     for obj in objects:
         if obj["kind"] == "PodCliqueSet":
             _set_tokens(obj, tokens)

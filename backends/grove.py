@@ -23,6 +23,7 @@ from backends.graph_metadata import (
 )
 from backends.hub_graph import HubGraph
 from backends.ingress import ingress, virtual_service
+from backends.kv_transfer_policy import with_kv_transfer_policy
 from backends.merge import merge_env
 from backends.multinode import GROVE, Role, roles
 from backends.origin_gates import with_graph_origin
@@ -30,6 +31,7 @@ from backends.pod_spec import generate_pod_spec, main_container_of
 from backends.role_templates import with_role_template
 from backends.services import component_service, model_service
 from backends.settings import OperatorSettings
+from backends.topology import with_topology_constraints
 
 Json = dict[str, Any]
 
@@ -46,14 +48,16 @@ def pod_clique_set(
     settings: OperatorSettings,
     *,
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
+    topologies: Mapping[str, Sequence[str]] | None = None,
 ) -> Json:
-    """The PodCliqueSet `<graph>` running every service of a graph."""
+    """The PodCliqueSet `<graph>` running every service of a graph. `topologies`: the levels
+    of the cluster's ClusterTopologies by name (`backends.kv_transfer_policy`)."""
     graph, namespace = _identity(dgd)
     cliques: list[Json] = []
     groups: list[Json] = []
     explicit = False
     for key, component in dgd.components():
-        spec = _service_spec(dgd, key, component, settings)
+        spec = _service_spec(dgd, key, component, settings, topologies)
         dyn_ns = _dynamo_namespace(dgd, spec)
         ctx = PodContext(
             namespace=namespace,
@@ -93,6 +97,7 @@ def pod_clique_set(
         template["terminationDelay"] = _go_duration(settings.grove_termination_delay_seconds)
     if groups:
         template["podCliqueScalingGroups"] = groups
+    with_topology_constraints(template, dgd)
     meta: Json = {
         "name": graph,
         "namespace": namespace,
@@ -131,14 +136,15 @@ def grove_objects(
     settings: OperatorSettings,
     *,
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
+    topologies: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Json]:
     """The PodCliqueSet, then the Services (frontends, or every service under Kubernetes
     discovery), the model Services, and the frontends' Ingress or VirtualService."""
     graph, namespace = _identity(dgd)
-    objects = [pod_clique_set(dgd, settings, pull_secrets=pull_secrets)]
+    objects = [pod_clique_set(dgd, settings, pull_secrets=pull_secrets, topologies=topologies)]
     models: set[str] = set()
     for key, component in dgd.components():
-        spec = _service_spec(dgd, key, component, settings)
+        spec = _service_spec(dgd, key, component, settings, topologies)
         dyn_ns = _dynamo_namespace(dgd, spec)
         name = naming.component_name(graph, key)
         identity = labels.component_identity(graph, key, dyn_ns)
@@ -176,10 +182,12 @@ def _identity(dgd: HubGraph) -> tuple[str, str]:
 
 
 def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeploymentSharedSpec,
-                  settings: OperatorSettings) -> ComponentSpec:
+                  settings: OperatorSettings,
+                  topologies: Mapping[str, Sequence[str]] | None) -> ComponentSpec:
     """Component `key` (`spec`) as the pods see it: graph env under its own, and the graph's
     discovery backend and origin version (`backends.origin_gates`) in its annotations."""
     inputs = with_graph_env(spec, dgd.inputs.component(key), dgd.model.spec.env)
+    inputs = with_kv_transfer_policy(dgd, spec, inputs, grove=True, topologies=topologies)
     pod = inputs.pod
     graph_env = dgd.model.spec.env
     if graph_env or pod.envs:

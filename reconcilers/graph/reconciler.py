@@ -48,7 +48,9 @@ from controller.manager import Manager
 from controller.reconcile import Request, Result
 from reconcilers.graph.checkpoint_notice import warn_checkpoint_ignored
 from reconcilers.graph.children import claimed_names, report_orphaned_adapters
+from reconcilers.graph.cluster_topology import cluster_topologies
 from reconcilers.graph.components import ComponentPath
+from reconcilers.graph.gpu_capacity import GraphGpus, watch_gpus
 from reconcilers.graph.grove import GrovePath
 from reconcilers.graph.mpi_secret import secret_mapper
 from reconcilers.graph.path import WorkloadPath
@@ -66,13 +68,13 @@ from reconcilers.graph.status import (
     VALIDATION_FAILED,
     Verdict,
     failed,
-    graph_gpus,
     graph_status,
     is_intermediate,
     summarize,
     transition_event,
     with_rolling_update,
 )
+from reconcilers.graph.topology_condition import lost_topology_event, with_topology_condition
 from reconcilers.machinery import hub
 from reconcilers.machinery.children import ChildWriter
 from reconcilers.machinery.conditions import get_condition
@@ -112,6 +114,7 @@ class GraphDeploymentReconciler:
         self.ctx = ctx
         self.writer: ChildWriter = ctx.children(NAME)
         self.pacer = StatusPacer() if pacer is None else pacer
+        self.gpus = GraphGpus(ctx)
 
     async def reconcile(self, request: Request) -> Result | None:
         live = await self.ctx.cache.get_or_none(GRAPH_DEPLOYMENTS, request.namespace,
@@ -181,19 +184,22 @@ class GraphDeploymentReconciler:
                                                    "restart": plan.status})
             path.live = live
         mpi_secret = await mpi_source(ctx, path.namespace, mpi_services(graph), RECONCILE_FAILED)
+        topologies = await cluster_topologies(ctx, graph, grove=isinstance(path, GrovePath))
         try:
             desired = graph_children(graph, ctx.settings, tokens=plan.tokens,
                                      planner_cluster_role=ctx.planner_cluster_role_name,
                                      epp_cluster_role=ctx.epp_cluster_role_name,
                                      mpi_secret=mpi_secret,
                                      workers=rollout.plan if rollout is not None else None,
-                                     revisions=await owned_revisions(ctx, live))
+                                     revisions=await owned_revisions(ctx, live),
+                                     topologies=topologies)
         except GenerationError as error:
             raise TerminalError(str(error), reason=RECONCILE_FAILED) from None
         # The settings and cluster roles are the process's: the rest is the graph's own.
         synced = await self.writer.sync(
             live, desired,
-            inputs=(plan.tokens, mpi_secret, rollout.plan if rollout is not None else None))
+            inputs=(plan.tokens, mpi_secret, rollout.plan if rollout is not None else None,
+                    topologies))
         if synced.missing:
             # A claim appearing wakes the graph (see _claim_mapper).
             raise TerminalError("; ".join(synced.missing), reason=RECONCILE_FAILED)
@@ -210,7 +216,8 @@ class GraphDeploymentReconciler:
             live = change.live
             if rollout is None or rollout.status is None:
                 rollout = provider_rollout(change.status)
-        return live, _verdict(live, readiness, rollout), readiness, plan.status, rollout
+        verdict = await self.gpus.check(live, _verdict(live, readiness, rollout), rollout)
+        return live, verdict, readiness, plan.status, rollout
 
     async def _finish(self, before: Json, live: Json, verdict: Verdict,
                       readiness: list[ServiceReadiness] | None, restart: Json | None,
@@ -220,10 +227,12 @@ class GraphDeploymentReconciler:
         status is written once its hold is over, and until then the answer asks for a
         reconcile at that time."""
         generation = int(live["metadata"].get("generation") or 0)
-        gpus = graph_gpus(live, readiness) if readiness is not None else None
+        gpus = await self.gpus.status(live, readiness, rollout) if readiness is not None else None
         status = graph_status(live.get("status"), verdict, generation, readiness, restart, gpus)
         if rollout is not None:
             with_rolling_update(status, rollout.status)
+        if readiness is not None:
+            await with_topology_condition(self.ctx, live, graph_of(live), status)
         current = live.get("status") or {}
         key = Request(live["metadata"].get("namespace", ""), live["metadata"]["name"])
         if status == current or (verdict.state == PENDING and only_progress(current, status)):
@@ -237,6 +246,9 @@ class GraphDeploymentReconciler:
         await write_status(self.ctx.client, GRAPH_DEPLOYMENTS, live, status, decode=False)
         self.pacer.clear(key)
         await warn_checkpoint_ignored(self.writer.recorder, live, before.get("status"))
+        lost = lost_topology_event(current, status)
+        if lost is not None:
+            await self.writer.recorder.warning(live, *lost)
         event = transition_event(before.get("status"), status)
         if event is not None:
             warning, reason, message = event
@@ -317,7 +329,9 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
         watches += [(POD_CLIQUES, _by_graph_label), (POD_CLIQUE_SCALING_GROUPS, _by_graph_label)]
     # As the original: the graph's own status writes and the creation of its children (its
     # own doing) wake nothing; their updates and deletions do.
-    manager.add_controller(GRAPH_DEPLOYMENTS.kind, GraphDeploymentReconciler(ctx).reconcile,
-                           for_=GRAPH_DEPLOYMENTS, owns=owns, watches=watches,
-                           max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME),
-                           for_predicate=STATUS_ONLY_IGNORED, owns_predicate=CREATE_IGNORED)
+    controller = manager.add_controller(
+        GRAPH_DEPLOYMENTS.kind, GraphDeploymentReconciler(ctx).reconcile,
+        for_=GRAPH_DEPLOYMENTS, owns=owns, watches=watches,
+        max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME),
+        for_predicate=STATUS_ONLY_IGNORED, owns_predicate=CREATE_IGNORED)
+    watch_gpus(manager, ctx, controller)  # capacity changes wake the graphs told of its lack

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -85,6 +85,8 @@ class Rollout:
     status: Json | None
     #: Why the rollout failed, when it did.
     failure: str = ""
+    #: Each rolled component's desired replicas, budgets and generations.
+    services: Mapping[str, ServiceState] = field(default_factory=dict)
 
     @property
     def plan(self) -> WorkerPlan:
@@ -144,7 +146,7 @@ async def observe_rollout(ctx: OperatorContext, live: Json, graph: HubGraph,
     status, failure = await _status(ctx, live, previous, step, target, states, pods_by_dcd,
                                     target_created, hold, now, progress_deadline(graph))
     await _tell(ctx, live, previous, status, target, states)
-    return Rollout(step, target, names, status, failure)
+    return Rollout(step, target, names, status, failure, states)
 
 
 async def _tell(ctx: OperatorContext, live: Json, previous: Json | None, status: Json | None,

@@ -11,11 +11,12 @@ status change deserves; `is_intermediate` whether a status is only a step on the
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from backends.gpu_demand import gpus_per_replica
+from backends.dra_demand import ClaimContext
+from backends.gpu_demand import replica_gpus
 from reconcilers.graph.readiness import ServiceReadiness
 from reconcilers.machinery.availability import (
     CAPACITY_REASONS,
@@ -119,18 +120,32 @@ def with_rolling_update(status: Json, rolling_update: Json | None) -> None:
         status["rollingUpdate"] = rolling_update
 
 
-def graph_gpus(graph: Json, services: Iterable[ServiceReadiness]) -> Json:
-    """`status.gpus` of a graph as stored: the GPUs of its components' desired replicas, and
-    of the replicas its services report ready."""
-    per_replica = gpus_per_replica(graph)
+def graph_gpus(graph: Json, services: Iterable[ServiceReadiness],
+               claims: ClaimContext | None = None,
+               surge: Mapping[str, int] | None = None) -> Json:
+    """`status.gpus` of a graph as stored: the GPUs of its components' desired replicas (plus
+    `surge` replicas per component while a rollout may hold them), and of the replicas its
+    services report ready; the devices of its pods' DRA claims through `claims`, a claim
+    its pods share counted once."""
+    per_replica = replica_gpus(graph, claims)
     desired = {str(c.get("name", "")): c.get("replicas", 1)
                for c in (graph.get("spec") or {}).get("components") or []
                if isinstance(c, dict)}
-    requested = sum(gpus * _count(desired.get(name)) for name, gpus in per_replica.items())
-    running = sum(per_replica.get(s.service, 0) * _count((s.replica_status or {})
-                                                          .get("readyReplicas"))
-                  for s in services)
-    return {"requested": requested, "running": running}
+    ready = {s.service: _count((s.replica_status or {}).get("readyReplicas")) for s in services}
+    requested = running = 0
+    shared: dict[str, int] = {}
+    running_shared: dict[str, int] = {}
+    for name, gpus in per_replica.items():
+        wanted = _count(desired.get(name)) + (surge or {}).get(name, 0)
+        requested += gpus.total * wanted
+        running += gpus.total * ready.get(name, 0)
+        for claim, pools in gpus.shared.items():
+            if wanted:
+                shared[claim] = sum(pools.values())
+            if ready.get(name):
+                running_shared[claim] = sum(pools.values())
+    return {"requested": requested + sum(shared.values()),
+            "running": running + sum(running_shared.values())}
 
 
 def _count(value: object) -> int:

@@ -2,9 +2,9 @@
 
 A Deployment that is "1/2 available" does not say whether the second pod waits for a GPU, cannot
 pull its image or crash-loops; users had to dig through pods to find out. The DCD reconciler
-reads its pods from the cache, trimmed by `trim_pod` (metadata and status, no spec: most of a
-pod's size), and reports the first problem it finds as the Available condition's reason, with
-the story in its message.
+reads its pods from the cache, trimmed by `trim_pod` (metadata and status; of the spec, most
+of a pod's size, only the node and what its GPUs depend on), and reports the first problem it
+finds as the Available condition's reason, with the story in its message.
 
 Pods are found through an index: a Deployment's pods carry `nvidia.com/selector=<dcd>`, a
 LeaderWorkerSet's pods `leaderworkerset.sigs.k8s.io/name=<dcd>-<i>`.
@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from backends import constants
+from backends.gpu_demand import gpu_fields
+from backends.kv_transfer_policy import ANNOTATION_CLUSTER_TOPOLOGY, ANNOTATION_LABEL_KEY
 from controller.cache import Cache
 from controller.informer import compact
 from controller.reconcile import Request
@@ -35,6 +37,8 @@ LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 
 _KEPT_METADATA = ("name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences",
                   "deletionTimestamp", "creationTimestamp")
+#: The only annotations kept: the topology source the topology label controller acts on.
+_KEPT_ANNOTATIONS = (ANNOTATION_LABEL_KEY, ANNOTATION_CLUSTER_TOPOLOGY)
 _KEPT_STATUS = ("phase", "conditions", "podIP", "podIPs", "reason", "message", "hostIP",
                 "startTime")
 _KEPT_CONTAINER = ("name", "ready", "restartCount", "state", "started")
@@ -43,8 +47,9 @@ _MAX_MESSAGE = 300
 
 
 def trim_pod(pod: Json) -> Json:
-    """The cached form of a Pod: metadata, node and status (container states), no spec;
-    compacted (keys and short strings shared between cached objects)."""
+    """The cached form of a Pod: metadata, node and status (container states), of the spec
+    only what its GPUs depend on (`gpu_fields`); compacted (keys and short strings shared
+    between cached objects)."""
     meta = pod.get("metadata") or {}
     status = pod.get("status") or {}
     trimmed_status: Json = {k: status[k] for k in _KEPT_STATUS if k in status}
@@ -55,13 +60,25 @@ def trim_pod(pod: Json) -> Json:
     trimmed: Json = {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {k: meta[k] for k in _KEPT_METADATA if k in meta},
+        "metadata": _kept_metadata(meta),
         "status": trimmed_status,
     }
-    node = (pod.get("spec") or {}).get("nodeName")
-    if node:
-        trimmed["spec"] = {"nodeName": node}
+    spec = pod.get("spec") or {}
+    kept = gpu_fields(spec)
+    if spec.get("nodeName"):
+        kept["nodeName"] = spec["nodeName"]
+    if kept:
+        trimmed["spec"] = kept
     return compact(trimmed)
+
+
+def _kept_metadata(meta: Json) -> Json:
+    kept = {k: meta[k] for k in _KEPT_METADATA if k in meta}
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items()
+                   if k in _KEPT_ANNOTATIONS}
+    if annotations:
+        kept["annotations"] = annotations
+    return kept
 
 
 def component_of(pod: Json) -> str | None:

@@ -19,8 +19,8 @@ DEPLOYMENT_REQUESTS = Resource("nvidia.com", "v1beta1", "dynamographdeploymentre
 
 # built-in
 # The cache holds Pods and Secrets trimmed (reconcilers.component.CACHE_TRANSFORMS): Pods keep
-# metadata (no annotations) and status, Secrets metadata (no annotations), type and registry
-# hosts, never their data. Read those through the client.
+# metadata (no annotations), status, their node and GPU fields; Secrets metadata (no
+# annotations), type and registry hosts, never their data. Read those through the client.
 PODS = Resource("", "v1", "pods", "Pod")
 SERVICES = Resource("", "v1", "services", "Service")
 SECRETS = Resource("", "v1", "secrets", "Secret")
@@ -53,6 +53,8 @@ POD_CLIQUE_SETS = Resource("grove.io", "v1alpha1", "podcliquesets", "PodCliqueSe
 POD_CLIQUES = Resource("grove.io", "v1alpha1", "podcliques", "PodClique")
 POD_CLIQUE_SCALING_GROUPS = Resource("grove.io", "v1alpha1", "podcliquescalinggroups",
                                      "PodCliqueScalingGroup")
+CLUSTER_TOPOLOGIES = Resource("grove.io", "v1alpha1", "clustertopologies", "ClusterTopology",
+                              namespaced=False)
 VOLCANO_POD_GROUPS = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup")
 VIRTUAL_SERVICES = Resource("networking.istio.io", "v1beta1", "virtualservices",
                             "VirtualService")
@@ -63,7 +65,7 @@ _BY_KIND = {(r.api_version, r.kind): r for r in (
     GRAPH_DEPLOYMENTS, COMPONENT_DEPLOYMENTS, SCALING_ADAPTERS,
     PODS, SERVICES, SECRETS, PERSISTENT_VOLUME_CLAIMS, SERVICE_ACCOUNTS,
     DEPLOYMENTS, CONTROLLER_REVISIONS, INGRESSES, ROLES, ROLE_BINDINGS, CONFIG_MAPS, JOBS,
-    LEADER_WORKER_SETS,
+    LEADER_WORKER_SETS, RESOURCE_CLAIM_TEMPLATES,
     POD_CLIQUE_SETS, POD_CLIQUES, POD_CLIQUE_SCALING_GROUPS, VOLCANO_POD_GROUPS,
     VIRTUAL_SERVICES, INFERENCE_POOLS)}
 

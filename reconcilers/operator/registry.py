@@ -16,7 +16,7 @@ from typing import TypeVar
 from controller.informer import Transform
 from controller.manager import Manager
 from controller.resource import Resource
-from reconcilers import component, graph, model, request, scaling_adapter
+from reconcilers import component, graph, model, request, scaling_adapter, topology_label
 from reconcilers.machinery.context import OperatorContext
 
 Register = Callable[[Manager, OperatorContext], None]
@@ -27,10 +27,12 @@ REGISTRATIONS: tuple[Register, ...] = (
     model.register,
     request.register,
     scaling_adapter.register,
+    topology_label.register,
 )
 
 # Our own kinds are cached as stored (the hub for the DGD, DCD and DGDR): no transform of theirs.
 _TRANSFORMS: tuple[Mapping[Resource, Transform], ...] = (component.CACHE_TRANSFORMS,
+                                                       graph.CACHE_TRANSFORMS,
                                                        model.CACHE_TRANSFORMS)
 _SELECTORS: tuple[Mapping[Resource, str], ...] = (model.CACHE_SELECTORS,)
 

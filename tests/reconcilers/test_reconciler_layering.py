@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 THIRD_PARTY = {"aiohttp", "cryptography", "kubernetes_asyncio", "prometheus_client", "structlog",
                "yaml"}
 PRODUCT = {"api", "backends", "controller", "reconcilers"}
-KINDS = ("graph", "component", "scaling_adapter", "request", "model")
+KINDS = ("graph", "component", "scaling_adapter", "request", "model", "topology_label")
 
 
 def test_controller_imports_nothing_of_dynamo() -> None:

@@ -72,10 +72,11 @@ permissions (the escalation check) - this avoids granting `escalate`.
   resources: [roles, rolebindings]
   verbs: [get, list, watch, create, update, patch, delete]
 # Pods: informer (readiness, pod problems, model endpoints) and a DGDR's failed profiling pod;
-# delegated to the discovery Role with get, list and watch.
+# delegated to the discovery Role with get, list and watch; the topology label controller
+# patches a KV transfer policy's worker pods with their node's topology labels.
 - apiGroups: [""]
   resources: [pods]
-  verbs: [get, list, watch{{ if $restricted }}, patch{{ end }}]
+  verbs: [get, list, watch, patch]
 # Secrets: informer (image pull secrets, trimmed of data), the MPI SSH Secret read and copied
 # into graph namespaces (created, rewritten on drift; never deleted).
 - apiGroups: [""]
@@ -105,10 +106,11 @@ permissions (the escalation check) - this avoids granting `escalate`.
 - apiGroups: [coordination.k8s.io]
   resources: [leases]
   verbs: [list, watch]
-# GPU discovery of a DGDR (node labels), cluster-wide only.
+# GPU discovery of a DGDR (node labels), and the node of a pod whose topology labels the
+# topology label controller copies; cluster-wide only.
 - apiGroups: [""]
   resources: [nodes]
-  verbs: [list]
+  verbs: [get, list]
 # RoleBindings to the planner's, profiling and EPP ClusterRoles, without holding their permissions.
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [clusterroles]
@@ -151,6 +153,13 @@ permissions (the escalation check) - this avoids granting `escalate`.
 - apiGroups: [grove.io]
   resources: [podcliques/scale, podcliquescalinggroups/scale]
   verbs: [patch]
+{{- if not $restricted }}
+# The ClusterTopology a KV transfer policy names: its levels, for the graph's pods and the
+# topology label controller.
+- apiGroups: [grove.io]
+  resources: [clustertopologies]
+  verbs: [get]
+{{- end }}
 {{- end }}
 {{- if .Values.lws.enabled }}
 - apiGroups: [leaderworkerset.x-k8s.io]

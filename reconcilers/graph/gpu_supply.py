@@ -1,0 +1,311 @@
+"""The GPUs the cluster has free, by pool, read from the shared cache.
+
+An extended resource (`nvidia.com/gpu`): the allocatable amount of the Ready nodes that take
+pods (not cordoned), less what the pods bound to them and not finished request (terminating
+ones too: they hold their GPUs until gone), as the scheduler counts them.
+
+A DRA device class: the devices of the ResourceSlices (the newest generation of each pool) that
+the class selects, on those nodes or on none in particular, less those allocated to a
+ResourceClaim. A class selects a device when each of its CEL selectors does; this reads
+conjunctions (`&&`) of `device.driver == "<name>"` and `device.attributes["<domain>"].<name> ==
+<literal>`, and a class with any other selector is not counted (its supply is unknown: nothing
+is said about it rather than something wrong).
+
+What the cache holds for this is trimmed to the fields read here (`CACHE_TRANSFORMS`); Pods
+keep their GPU fields (`backends.gpu_demand.gpu_fields`, through `machinery.pod_problems`) and
+are indexed by node and by graph when they have any (`GPU_POD_INDEX`), so counting walks the
+GPU pods only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from backends import constants
+from backends.dra_demand import is_device_class
+from backends.gpu_demand import pod_pools
+from controller.informer import Transform, compact
+from controller.resource import Resource
+from reconcilers.machinery.resources import (
+    DEVICE_CLASSES,
+    NODES,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
+)
+
+Json = dict[str, Any]
+DeviceId = tuple[str, str, str]
+
+__all__ = [
+    "CACHE_TRANSFORMS",
+    "GPU_POD_INDEX",
+    "ClusterGpus",
+    "PoolSupply",
+    "device_selected",
+    "finished",
+    "gpu_pod_keys",
+]
+
+#: Index of the pods with GPU fields: `node/<name>` once bound, `graph/<namespace>/<graph>`.
+GPU_POD_INDEX = "dynamo-gpu-pods"
+_FINISHED = ("Succeeded", "Failed")
+
+
+# --- what the cache keeps --------------------------------------------------------------------
+
+def trim_node(node: Json) -> Json:
+    """A Node as counted here: its name, whether it is cordoned, its Ready status and its
+    allocatable `*/gpu` (no resourceVersion: heartbeats leave it equal, and wake nobody)."""
+    status = node.get("status") or {}
+    allocatable = {k: v for k, v in (status.get("allocatable") or {}).items()
+                   if str(k).endswith("/gpu")}
+    ready = [{"type": "Ready", "status": c.get("status")}
+             for c in status.get("conditions") or () if c.get("type") == "Ready"]
+    return compact({"metadata": {"name": (node.get("metadata") or {}).get("name")},
+                    "spec": {"unschedulable": bool((node.get("spec") or {}).get("unschedulable"))},
+                    "status": {"allocatable": allocatable, "conditions": ready}})
+
+
+def trim_slice(resource_slice: Json) -> Json:
+    """A ResourceSlice as counted here: its driver, node, pool and devices' names and
+    attributes."""
+    spec = resource_slice.get("spec") or {}
+    pool = spec.get("pool") or {}
+    kept: Json = {"driver": spec.get("driver"),
+                  "pool": {"name": pool.get("name"), "generation": pool.get("generation", 0)},
+                  "devices": [{"name": d.get("name"), "attributes": d.get("attributes") or {}}
+                              for d in spec.get("devices") or () if isinstance(d, dict)]}
+    for key in ("nodeName", "allNodes"):
+        if spec.get(key):
+            kept[key] = spec[key]
+    return compact({"metadata": {"name": (resource_slice.get("metadata") or {}).get("name")},
+                    "spec": kept})
+
+
+def trim_claim(claim: Json) -> Json:
+    """A ResourceClaim as counted here: its requests and the devices allocated to it."""
+    meta = claim.get("metadata") or {}
+    allocation = (claim.get("status") or {}).get("allocation") or {}
+    results = [{k: r.get(k) for k in ("request", "driver", "pool", "device")}
+               for r in (allocation.get("devices") or {}).get("results") or ()]
+    trimmed: Json = {"metadata": {"name": meta.get("name"), "namespace": meta.get("namespace")},
+                     "spec": {"devices": {"requests": ((claim.get("spec") or {}).get(
+                         "devices") or {}).get("requests") or []}}}
+    if results:
+        trimmed["status"] = {"allocation": {"devices": {"results": results}}}
+    return compact(trimmed)
+
+
+def trim_device_class(device_class: Json) -> Json:
+    """A DeviceClass as counted here: its selectors and extended resource name."""
+    spec = device_class.get("spec") or {}
+    kept = {k: spec[k] for k in ("selectors", "extendedResourceName") if spec.get(k)}
+    return compact({"metadata": {"name": (device_class.get("metadata") or {}).get("name")},
+                    "spec": kept})
+
+
+CACHE_TRANSFORMS: Mapping[Resource, Transform] = {
+    NODES: trim_node, RESOURCE_SLICES: trim_slice, RESOURCE_CLAIMS: trim_claim,
+    DEVICE_CLASSES: trim_device_class,
+}
+
+
+def finished(pod: Json) -> bool:
+    return (pod.get("status") or {}).get("phase") in _FINISHED
+
+
+def gpu_pod_keys(pod: Json) -> list[str]:
+    """Index keys of a pod with GPU fields: its node once bound, its graph."""
+    spec = pod.get("spec") or {}
+    if not spec.get("resourceClaims") and not pod_pools(spec):
+        return []
+    meta = pod.get("metadata") or {}
+    keys = [f"node/{spec['nodeName']}"] if spec.get("nodeName") else []
+    graph = (meta.get("labels") or {}).get(constants.LABEL_GRAPH_NAME)
+    if graph:
+        keys.append(f"graph/{meta.get('namespace', '')}/{graph}")
+    return keys
+
+
+# --- which devices a class selects -------------------------------------------------------------
+
+_LITERAL = r'"[^"]*"|\'[^\']*\'|-?\d+|true|false'
+_DRIVER = re.compile(rf"^device\.driver\s*==\s*({_LITERAL})$")
+_ATTRIBUTE = re.compile(
+    rf"""^device\.attributes\[\s*("[^"]*"|'[^']*')\s*\]\.(\w+)\s*==\s*({_LITERAL})$""")
+
+
+def _literal(text: str) -> object:
+    if text[0] in "\"'":
+        return text[1:-1]
+    if text in ("true", "false"):
+        return text == "true"
+    return int(text)
+
+
+def _value(attribute: object) -> object:
+    if isinstance(attribute, dict):
+        for key in ("string", "int", "bool", "version"):
+            if key in attribute:
+                return attribute[key]
+    return None
+
+
+def _term(term: str, driver: str, device: Json) -> bool | None:
+    term = term.strip()
+    while term.startswith("(") and term.endswith(")"):
+        term = term[1:-1].strip()
+    if match := _DRIVER.match(term):
+        return driver == _literal(match[1])
+    if match := _ATTRIBUTE.match(term):
+        domain, name, want = match[1][1:-1], match[2], _literal(match[3])
+        attributes = device.get("attributes") or {}
+        value = attributes.get(f"{domain}/{name}")
+        if value is None and domain == driver:
+            value = attributes.get(name)
+        return _value(value) == want
+    return None
+
+
+def device_selected(selectors: Iterable[Json], driver: str, device: Json) -> bool | None:
+    """Whether every CEL selector selects the device; None when one cannot be read here."""
+    for selector in selectors:
+        expression = str(((selector or {}).get("cel") or {}).get("expression") or "")
+        if not expression or "||" in expression or "!" in expression:
+            return None
+        for term in expression.split("&&"):
+            verdict = _term(term, driver, device)
+            if verdict is None:
+                return None
+            if not verdict:
+                return False
+    return True
+
+
+# --- the supply --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PoolSupply:
+    """One pool: how much the usable nodes have, how much of it is free, and the most one node
+    has (`exists` False: a device class no DeviceClass defines)."""
+
+    allocatable: int
+    free: int
+    largest: int
+    exists: bool = True
+
+
+class ClusterGpus:
+    """The cluster's GPUs as the cache holds them now, by pool. Each source is read when first
+    needed (a graph that asks no DRA GPUs never reads the slices), once."""
+
+    def __init__(self, nodes: Callable[[], Iterable[Json]],
+                 pods_on: Callable[[str], Iterable[Json]],
+                 slices: Callable[[], Iterable[Json]] = list,
+                 claims: Callable[[], Iterable[Json]] = list,
+                 classes: Callable[[], Iterable[Json]] = list) -> None:
+        self._nodes, self._pods_on = nodes, pods_on
+        self._slices, self._claims, self._classes = slices, claims, classes
+        self._memo: dict[str, PoolSupply | None] = {}
+
+    @cached_property
+    def usable(self) -> dict[str, Json]:
+        """The nodes that take pods (Ready, not cordoned), by name."""
+        return {n["metadata"]["name"]: n for n in self._nodes() if _usable(n)}
+
+    @cached_property
+    def classes(self) -> dict[str, Json]:
+        """The DeviceClasses by name."""
+        return {c["metadata"]["name"]: c for c in self._classes()}
+
+    @cached_property
+    def allocated(self) -> set[DeviceId]:
+        """The devices allocated to a claim."""
+        return {(str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
+                for c in self._claims()
+                for r in (((c.get("status") or {}).get("allocation") or {}).get(
+                    "devices") or {}).get("results") or ()}
+
+    def supply(self, pool: str) -> PoolSupply | None:
+        """The supply of a pool; None when it cannot be known."""
+        if pool not in self._memo:
+            self._memo[pool] = (self._devices(pool) if is_device_class(pool)
+                                else self._resource(pool))
+        return self._memo[pool]
+
+    def most_devices(self, device_class: str) -> int:
+        """The most devices of the class one node offers (0 when unknown)."""
+        supply = self.supply(device_class)
+        return supply.largest if supply is not None else 0
+
+    def _resource(self, name: str) -> PoolSupply:
+        total = free = largest = 0
+        for node_name, node in self.usable.items():
+            allocatable = _whole(((node.get("status") or {}).get("allocatable") or {}).get(
+                name, 0))
+            used = sum(pod_pools(p.get("spec") or {}).get(name, 0)
+                       for p in self._pods_on(node_name) if not finished(p))
+            total += allocatable
+            free += max(allocatable - used, 0)
+            largest = max(largest, allocatable)
+        return PoolSupply(total, free, largest)
+
+    def _devices(self, name: str) -> PoolSupply | None:
+        device_class = self.classes.get(name)
+        if device_class is None:
+            return PoolSupply(0, 0, 0, exists=False)
+        selectors = (device_class.get("spec") or {}).get("selectors") or []
+        per_node: dict[str, int] = {}
+        total = free = 0
+        for resource_slice in _newest(self._slices()):
+            spec = resource_slice["spec"]
+            node = str(spec.get("nodeName") or "")
+            if node and node not in self.usable:
+                continue
+            driver, pool = str(spec.get("driver")), str((spec.get("pool") or {}).get("name"))
+            for device in spec.get("devices") or ():
+                selected = device_selected(selectors, driver, device)
+                if selected is None:
+                    return None
+                if not selected:
+                    continue
+                total += 1
+                per_node[node] = per_node.get(node, 0) + 1
+                free += (driver, pool, str(device.get("name"))) not in self.allocated
+        return PoolSupply(total, free, max(per_node.values(), default=0))
+
+
+def _usable(node: Json) -> bool:
+    if (node.get("spec") or {}).get("unschedulable"):
+        return False
+    return any(c.get("type") == "Ready" and c.get("status") == "True"
+               for c in (node.get("status") or {}).get("conditions") or ())
+
+
+def _newest(slices: Iterable[Json]) -> list[Json]:
+    """The slices of each pool's newest generation (older ones are being replaced)."""
+    listed = list(slices)
+    newest: dict[tuple[str, str], int] = {}
+    for s in listed:
+        key = _pool_key(s)
+        newest[key] = max(newest.get(key, 0), _generation(s))
+    return [s for s in listed if _generation(s) == newest[_pool_key(s)]]
+
+
+def _pool_key(resource_slice: Json) -> tuple[str, str]:
+    spec = resource_slice.get("spec") or {}
+    return str(spec.get("driver")), str((spec.get("pool") or {}).get("name"))
+
+
+def _generation(resource_slice: Json) -> int:
+    value = ((resource_slice.get("spec") or {}).get("pool") or {}).get("generation")
+    return value if isinstance(value, int) else 0
+
+
+def _whole(value: object) -> int:
+    text = str(value).strip()
+    return int(text) if text.isdigit() else 0

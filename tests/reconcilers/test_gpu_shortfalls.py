@@ -1,0 +1,189 @@
+"""The cluster's free GPUs by pool and what of a graph cannot fit: pure functions over cached
+objects as the operator trims them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from backends.dra_demand import ClaimContext
+from reconcilers.graph.gpu_capacity import shortfalls
+from reconcilers.graph.gpu_supply import (
+    ClusterGpus,
+    device_selected,
+    gpu_pod_keys,
+    trim_claim,
+    trim_device_class,
+    trim_node,
+    trim_slice,
+)
+from reconcilers.graph.readiness import ServiceReadiness
+from reconcilers.graph.status import graph_gpus
+from reconcilers.machinery.pod_problems import trim_pod
+
+Json = dict[str, Any]
+NVIDIA_CLASS = {"metadata": {"name": "gpu.nvidia.com"}, "spec": {"selectors": [{"cel": {
+    "expression": "device.driver == 'gpu.nvidia.com' && "
+                  "device.attributes['gpu.nvidia.com'].type == 'gpu'"}}]}}
+
+
+def node(name: str, gpus: int, ready: str = "True", cordoned: bool = False) -> Json:
+    return trim_node({"metadata": {"name": name, "resourceVersion": "7"},
+                      "spec": {"unschedulable": cordoned},
+                      "status": {"allocatable": {"cpu": "64", "nvidia.com/gpu": str(gpus)},
+                                 "conditions": [{"type": "Ready", "status": ready,
+                                                 "lastHeartbeatTime": "now"}]}})
+
+
+def pod(name: str, gpus: int, node_name: str = "", graph: str = "", phase: str = "Running",
+        claims: list[Json] | None = None) -> Json:
+    spec: Json = {"containers": [{"name": "main", "image": "x", "resources": {
+        "limits": {"nvidia.com/gpu": str(gpus)}}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    if claims:
+        spec["resourceClaims"] = claims
+    labels = {"nvidia.com/dynamo-graph-deployment-name": graph} if graph else {}
+    return trim_pod({"metadata": {"name": name, "namespace": "ns", "labels": labels},
+                     "spec": spec, "status": {"phase": phase}})
+
+
+def devices(node_name: str, count: int, generation: int = 1) -> Json:
+    return trim_slice({"metadata": {"name": f"{node_name}-gpu"}, "spec": {
+        "driver": "gpu.nvidia.com", "nodeName": node_name,
+        "pool": {"name": node_name, "generation": generation, "resourceSliceCount": 1},
+        "devices": [{"name": f"gpu-{i}", "attributes": {"type": {"string": "gpu"},
+                                                        "index": {"int": i}},
+                     "capacity": {"memory": {"value": "80Gi"}}} for i in range(count)]}})
+
+
+def allocated(node_name: str, *indexes: int) -> Json:
+    return trim_claim({"metadata": {"name": "c", "namespace": "ns"},
+                       "spec": {"devices": {"requests": [{"name": "g"}]}},
+                       "status": {"allocation": {"devices": {"results": [
+                           {"request": "g", "driver": "gpu.nvidia.com", "pool": node_name,
+                            "device": f"gpu-{i}"} for i in indexes]}}}})
+
+
+def cluster(nodes: list[Json], pods: list[Json], slices: Sequence[Json] = (),
+            claims: Sequence[Json] = (), classes: Sequence[Json] = ()) -> ClusterGpus:
+    def on(name: str) -> list[Json]:
+        return [p for p in pods if f"node/{name}" in gpu_pod_keys(p)]
+    return ClusterGpus(lambda: nodes, on, lambda: list(slices), lambda: list(claims),
+                       lambda: list(classes))
+
+
+def worker_graph(replicas: int, gpus: int = 0, template: str = "") -> Json:
+    spec: Json = {"containers": [{"name": "main", "image": "x"}]}
+    if gpus:
+        spec["containers"][0]["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    if template:
+        spec["resourceClaims"] = [{"name": "g", "resourceClaimTemplateName": template}]
+    return {"metadata": {"name": "g", "namespace": "ns"}, "spec": {"components": [
+        {"name": "Frontend"},
+        {"name": "Worker", "replicas": replicas, "podTemplate": {"spec": spec}}]}}
+
+
+def test_free_gpus_are_the_usable_nodes_allocatable_less_what_bound_pods_request() -> None:
+    nodes = [node("a", 8), node("b", 8), node("c", 8, ready="False"), node("d", 8, cordoned=True)]
+    pods = [pod("p1", 2, "a"), pod("p2", 4, "b"), pod("done", 8, "a", phase="Succeeded"),
+            pod("pending", 8), pod("on-c", 8, "c")]
+    supply = cluster(nodes, pods).supply("nvidia.com/gpu")
+    assert supply is not None
+    assert (supply.allocatable, supply.free, supply.largest) == (16, 10, 8)
+    assert cluster(nodes, pods).supply("amd.com/gpu") == type(supply)(0, 0, 0)
+
+
+def test_a_heartbeat_leaves_the_trimmed_node_as_it_was() -> None:
+    first = node("a", 8)
+    later = trim_node({"metadata": {"name": "a", "resourceVersion": "8"}, "spec": {},
+                       "status": {"allocatable": {"nvidia.com/gpu": "8", "memory": "1Gi"},
+                                  "conditions": [{"type": "Ready", "status": "True",
+                                                  "lastHeartbeatTime": "later"},
+                                                 {"type": "MemoryPressure", "status": "False"}]}})
+    assert first == later
+
+
+def test_free_devices_of_a_class_are_its_selected_devices_less_the_allocated() -> None:
+    nodes = [node("a", 0), node("b", 0), node("c", 0, cordoned=True)]
+    slices = [devices("a", 8), devices("b", 4), devices("b", 8, generation=0),
+              devices("c", 8)]
+    classes = [trim_device_class(NVIDIA_CLASS)]
+    view = cluster(nodes, [], slices, [allocated("a", 0, 1, 2)], classes)
+    supply = view.supply("gpu.nvidia.com")
+    assert supply is not None
+    assert (supply.allocatable, supply.free, supply.largest) == (12, 9, 8)
+    assert view.most_devices("gpu.nvidia.com") == 8
+    missing = view.supply("fast-gpus")
+    assert missing is not None and not missing.exists
+    odd = {"metadata": {"name": "odd"}, "spec": {"selectors": [{"cel": {
+        "expression": "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi'))"
+                      " >= 0"}}]}}
+    assert cluster(nodes, [], slices, [], [odd]).supply("odd") is None
+
+
+def test_device_selectors_read_driver_and_attribute_conjunctions() -> None:
+    device = {"name": "gpu-0", "attributes": {"type": {"string": "gpu"},
+                                              "example.com/model": {"string": "h100"}}}
+    sel = [{"cel": {"expression": 'device.driver == "gpu.nvidia.com" && '
+                                  'device.attributes["example.com"].model == "h100"'}}]
+    assert device_selected(sel, "gpu.nvidia.com", device) is True
+    assert device_selected(sel, "gpu.amd.com", device) is False
+    assert device_selected([{"cel": {"expression": "device.attributes['gpu.nvidia.com']"
+                                                   ".type == 'mig'"}}],
+                           "gpu.nvidia.com", device) is False
+    assert device_selected([{"cel": {"expression": "device.driver != 'x'"}}], "d", device) is None
+
+
+def test_a_graph_needing_more_than_is_free_is_told_with_the_numbers() -> None:
+    view = cluster([node("a", 8)], [pod("other", 4, "a")])
+    assert shortfalls(worker_graph(2, gpus=2), ClaimContext(), [], {}, view) == []
+    assert shortfalls(worker_graph(8, gpus=2), ClaimContext(), [], {}, view) == [
+        "needs 16 GPUs (nvidia.com/gpu), 4 free of 8 allocatable"]
+    # what its own bound pods hold is not needed again
+    own = [pod("mine", 2, "a", graph="g")]
+    view = cluster([node("a", 8)], [pod("other", 4, "a"), *own])
+    assert shortfalls(worker_graph(2, gpus=2), ClaimContext(), own, {}, view) == []
+    assert shortfalls(worker_graph(3, gpus=2), ClaimContext(), own, {}, view) == [
+        "needs 6 GPUs (nvidia.com/gpu), its pods hold 2, 2 free of 8 allocatable"]
+    # a rollout that cannot go on without its surge needs it
+    assert shortfalls(worker_graph(2, gpus=2), ClaimContext(), own, {"Worker": 1}, view) == [
+        "needs 6 GPUs (nvidia.com/gpu), its pods hold 2, 2 free of 8 allocatable"]
+
+
+def test_a_pod_larger_than_any_node_is_told() -> None:
+    view = cluster([node("a", 8), node("b", 8)], [])
+    assert shortfalls(worker_graph(1, gpus=16), ClaimContext(), [], {}, view) == [
+        "a Worker pod needs 16 GPUs (nvidia.com/gpu), the most one node has is 8"]
+
+
+def test_dra_gpus_are_compared_with_the_devices_of_their_class() -> None:
+    view = cluster([node("a", 0)], [], [devices("a", 8)], [allocated("a", 0)],
+                   [trim_device_class(NVIDIA_CLASS)])
+    context = ClaimContext(templates={"four": {"devices": {"requests": [
+        {"name": "g", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 4}}]}}})
+    assert shortfalls(worker_graph(1, template="four"), context, [], {}, view) == []
+    assert shortfalls(worker_graph(2, template="four"), context, [], {}, view) == [
+        "needs 8 GPUs (DRA device class gpu.nvidia.com), 7 free of 8 devices"]
+    gms = worker_graph(1, gpus=2)
+    gms["spec"]["components"][1]["experimental"] = {
+        "gpuMemoryService": {"deviceClassName": "fast-gpus"}}
+    assert shortfalls(gms, context, [], {}, view) == [
+        "needs 2 GPUs (DRA device class fast-gpus), which no DeviceClass defines"]
+
+
+def test_the_status_counts_dra_claims_and_a_rollouts_surge() -> None:
+    graph = worker_graph(3, gpus=2)
+    graph["spec"]["components"][1]["podTemplate"]["spec"]["resourceClaims"] = [
+        {"name": "g", "resourceClaimTemplateName": "one"},
+        {"name": "s", "resourceClaimName": "shared"}]
+    context = ClaimContext(
+        templates={"one": {"devices": {"requests": [{"name": "g", "exactly": {
+            "deviceClassName": "gpu.nvidia.com"}}]}}},
+        claims={"shared": {"devices": {"requests": [{"name": "g", "exactly": {
+            "deviceClassName": "gpu.nvidia.com", "count": 4}}]}}})
+    ready = [ServiceReadiness("Worker", False, replica_status={"readyReplicas": 1})]
+    # 3 replicas of 2 + 1 GPUs, and the shared claim's 4 once
+    assert graph_gpus(graph, ready, context) == {"requested": 13, "running": 7}
+    assert graph_gpus(graph, ready, context, {"Worker": 1}) == {"requested": 16, "running": 7}
+    assert graph_gpus(graph, ready) == {"requested": 6, "running": 2}

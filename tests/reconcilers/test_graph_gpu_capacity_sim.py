@@ -1,0 +1,198 @@
+"""A graph whose GPUs cannot fit says so with the numbers before its pods sit Pending, and
+stops saying so when capacity appears; `status.gpus` counts DRA claims. Against the simulated
+cluster (two nodes of eight GPUs, the simulated DRA driver and scheduler), with every
+controller of the operator."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from operator_harness import (
+    condition,
+    eventually,
+    install_crds,
+    running_operator,
+    setup_client,
+    wait_for,
+)
+
+from backends.settings import OperatorSettings
+from controller.client import KubeClient
+from hack.localcluster.server import LocalCluster
+from hack.localcluster.simulation.config import SimulationConfig, default_nodes
+from reconcilers.machinery.resources import (
+    DEPLOYMENTS,
+    GRAPH_DEPLOYMENTS,
+    PODS,
+    RESOURCE_CLAIM_TEMPLATES,
+    RESOURCE_CLAIMS,
+)
+from reconcilers.operator.registry import REGISTRATIONS
+
+Json = dict[str, Any]
+NS = "default"
+IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0"
+SETTINGS = OperatorSettings(lws_enabled=False, volcano_enabled=False, dra_enabled=True)
+
+
+@pytest.fixture
+def sim_config() -> SimulationConfig:
+    return SimulationConfig(nodes=default_nodes(2))
+
+
+@pytest.fixture
+async def kube(sim_cluster: LocalCluster, tmp_path: Path) -> AsyncIterator[KubeClient]:
+    client = await setup_client(tmp_path / "sim" / "kubeconfig")
+    await install_crds(client)
+    try:
+        yield client
+    finally:
+        await client.close()
+
+
+def graph(name: str, replicas: int, *, gpus: int = 0, template: str = "") -> Json:
+    main: Json = {"name": "main", "image": IMAGE, "command": ["python3"],
+                  "args": ["-m", "dynamo.vllm"]}
+    spec: Json = {"containers": [main]}
+    if gpus:
+        main["resources"] = {"limits": {"nvidia.com/gpu": str(gpus)}}
+    if template:
+        spec["resourceClaims"] = [{"name": "gpus", "resourceClaimTemplateName": template}]
+        main["resources"] = {"claims": [{"name": "gpus"}]}
+    return {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"backendFramework": "vllm", "components": [
+                {"name": "Worker", "type": "worker", "replicas": replicas,
+                 "podTemplate": {"spec": spec}}]}}
+
+
+def claim_template(name: str, count: int) -> Json:
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate",
+            "metadata": {"name": name, "namespace": NS},
+            "spec": {"spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+                "deviceClassName": "gpu.nvidia.com", "count": count}}]}}}}
+
+
+def filler(replicas: int, gpus: int) -> Json:
+    labels = {"app": "filler"}
+    return {"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "filler", "namespace": NS},
+            "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                     "template": {"metadata": {"labels": labels}, "spec": {"containers": [{
+                         "name": "main", "image": "busybox",
+                         "resources": {"limits": {"nvidia.com/gpu": str(gpus)}}}]}}}}
+
+
+def ready(obj: Json) -> Json:
+    return condition(obj, "Ready")
+
+
+async def running_fillers(kube: KubeClient, count: int) -> None:
+    async def placed() -> bool:
+        pods = (await kube.list(PODS, NS, label_selector="app=filler"))["items"]
+        return sum(1 for p in pods if (p.get("status") or {}).get("phase") == "Running"
+                   and not p["metadata"].get("deletionTimestamp")) == count
+    await eventually(placed, within=20, what=f"{count} filler pods running")
+
+
+async def test_more_gpus_than_free_is_told_at_once_and_clears_when_they_free(
+        kube: KubeClient, sim_cluster: LocalCluster, tmp_path: Path) -> None:
+    await kube.create(DEPLOYMENTS, filler(2, 6))  # 12 of the 16 GPUs taken
+    await running_fillers(kube, 2)
+    async with running_operator(tmp_path / "sim" / "kubeconfig", REGISTRATIONS, SETTINGS):
+        await kube.create(GRAPH_DEPLOYMENTS, graph("big", 2, gpus=4))
+        warned = await wait_for(kube, GRAPH_DEPLOYMENTS, NS, "big",
+                                lambda o: ready(o).get("reason") == "insufficient_capacity")
+        message = ready(warned)["message"]
+        assert message.startswith(
+            "Not enough GPUs: needs 8 GPUs (nvidia.com/gpu), 4 free of 16 allocatable. "
+            "Resources not ready"), message
+        assert "unschedulable" not in message
+        assert warned["status"]["gpus"] == {"requested": 8, "running": 0}
+
+        # Other GPU pods coming and going move the numbers, not the status: no write.
+        version = warned["metadata"]["resourceVersion"]
+        await kube.patch(DEPLOYMENTS, NS, "filler", {"spec": {"replicas": 1}})
+        await running_fillers(kube, 1)
+        await asyncio.sleep(1.0)
+        still = await kube.get(GRAPH_DEPLOYMENTS, NS, "big")
+        # 10 free now: the graph fits, so the warning went (one write)...
+        assert ready(still).get("reason") != "insufficient_capacity", ready(still)
+        assert still["metadata"]["resourceVersion"] != version
+        await eventually(lambda: _state(kube, "big", "successful"), within=20,
+                         what="the graph to become ready")
+        done = await kube.get(GRAPH_DEPLOYMENTS, NS, "big")
+        assert done["status"]["gpus"] == {"requested": 8, "running": 8}
+
+
+async def test_a_warned_graph_is_not_rewritten_while_only_the_numbers_move(
+        kube: KubeClient, sim_cluster: LocalCluster, tmp_path: Path) -> None:
+    await kube.create(DEPLOYMENTS, filler(4, 4))  # every GPU taken, four on each half node
+    await running_fillers(kube, 4)
+    async with running_operator(tmp_path / "sim" / "kubeconfig", REGISTRATIONS, SETTINGS):
+        await kube.create(GRAPH_DEPLOYMENTS, graph("late", 1, gpus=8))
+        warned = await wait_for(kube, GRAPH_DEPLOYMENTS, NS, "late",
+                                lambda o: ready(o).get("reason") == "insufficient_capacity")
+        assert "needs 8 GPUs (nvidia.com/gpu), 0 free of 16 allocatable" in (
+            ready(warned)["message"])
+        version = await _settled(kube, "late")
+        # Four GPUs free up and are taken again: the numbers move, the 8-GPU pod still fits
+        # nowhere, and the status is not written.
+        for replicas in (3, 4):
+            await kube.patch(DEPLOYMENTS, NS, "filler", {"spec": {"replicas": replicas}})
+            await running_fillers(kube, replicas)
+            await asyncio.sleep(0.5)
+        after = await kube.get(GRAPH_DEPLOYMENTS, NS, "late")
+        assert after["metadata"]["resourceVersion"] == version, ready(after)
+        assert ready(after)["reason"] == "insufficient_capacity"
+        # The GPUs free: the pod is placed, the warning goes.
+        await kube.patch(DEPLOYMENTS, NS, "filler", {"spec": {"replicas": 0}})
+        await eventually(lambda: _state(kube, "late", "successful"), within=20,
+                         what="the graph to become ready")
+
+
+async def test_more_dra_gpus_than_exist_is_told_and_counted(
+        kube: KubeClient, sim_cluster: LocalCluster, tmp_path: Path) -> None:
+    await kube.create(RESOURCE_CLAIM_TEMPLATES, claim_template("four-gpus", 4))
+    async with running_operator(tmp_path / "sim" / "kubeconfig", REGISTRATIONS, SETTINGS):
+        await kube.create(GRAPH_DEPLOYMENTS, graph("dra", 5, template="four-gpus"))
+        warned = await wait_for(kube, GRAPH_DEPLOYMENTS, NS, "dra",
+                                lambda o: ready(o).get("reason") == "insufficient_capacity")
+        assert ready(warned)["message"].startswith(
+            "Not enough GPUs: needs 20 GPUs (DRA device class gpu.nvidia.com), 16 free of 16 "
+            "devices. "), ready(warned)
+        assert warned["status"]["gpus"] == {"requested": 20, "running": 0}
+        # Told before any pod waited: the scheduler's words are not in the message written.
+        assert "unschedulable" not in ready(warned)["message"]
+
+        # Four replicas fit the sixteen devices: the warning goes, the claims are allocated.
+        await kube.patch(GRAPH_DEPLOYMENTS, NS, "dra", {"spec": {"components": [
+            {**graph("dra", 4, template="four-gpus")["spec"]["components"][0]}]}})
+        await eventually(lambda: _state(kube, "dra", "successful"), within=30,
+                         what="the DRA graph to become ready")
+        done = await kube.get(GRAPH_DEPLOYMENTS, NS, "dra")
+        assert done["status"]["gpus"] == {"requested": 16, "running": 16}
+        claims = (await kube.list(RESOURCE_CLAIMS, NS))["items"]
+        allocated = [c for c in claims if (c.get("status") or {}).get("allocation")]
+        assert len(allocated) == 4, claims
+
+
+async def _settled(kube: KubeClient, name: str) -> str:
+    """The graph's resourceVersion once it has not moved for a second."""
+    seen: list[str] = []
+
+    async def still() -> bool:
+        version = (await kube.get(GRAPH_DEPLOYMENTS, NS, name))["metadata"]["resourceVersion"]
+        seen.append(version)
+        return len(seen) > 4 and len(set(seen[-5:])) == 1
+    await eventually(still, within=20, interval=0.25, what="the graph's status to settle")
+    return seen[-1]
+
+
+async def _state(kube: KubeClient, name: str, state: str) -> bool:
+    obj = await kube.get(GRAPH_DEPLOYMENTS, NS, name)
+    return (obj.get("status") or {}).get("state") == state
