@@ -71,9 +71,9 @@ def graph_children(
     mpi_secret: Json | None = None,
     workers: WorkerPlan | None = None,
     revisions: Sequence[Json] = (),
+    topologies: Mapping[str, Sequence[str]] | None = None,
 ) -> DesiredChildren:
     """The graph's desired children. `tokens`: the restart token each service's workload
-    topologies: Mapping[str, Sequence[str]] | None = None,
     carries; `planner_cluster_role`: bind the Planner's account to it (else to a Role of the
     namespace); `epp_cluster_role`: the same for the EPP's account; `pull_secrets`: registry
     host -> Secret names, for the pods of the Grove path; `mpi_secret`: the MPI SSH Secret of
