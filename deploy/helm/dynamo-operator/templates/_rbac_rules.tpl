@@ -106,11 +106,18 @@ permissions (the escalation check) - this avoids granting `escalate`.
 - apiGroups: [coordination.k8s.io]
   resources: [leases]
   verbs: [list, watch]
-# GPU discovery of a DGDR (node labels), and the node of a pod whose topology labels the
-# topology label controller copies; cluster-wide only.
+# GPU discovery of a DGDR (node labels), the node of a pod whose topology labels the
+# topology label controller copies, and the nodes' allocatable GPUs a graph's are counted
+# against (informer, reconcilers/graph/gpu_supply.py); cluster-wide only.
 - apiGroups: [""]
   resources: [nodes]
-  verbs: [get, list]
+  verbs: [get, list, watch]
+# DRA (resource.k8s.io/v1, when served): the devices of GPU classes and those allocated,
+# counted against what graphs ask, and the claim templates their pods name (informers,
+# reconcilers/graph/gpu_supply.py, gpu_capacity.py); cluster-wide only.
+- apiGroups: [resource.k8s.io]
+  resources: [deviceclasses, resourceslices, resourceclaims, resourceclaimtemplates]
+  verbs: [list, watch]
 # RoleBindings to the planner's, profiling and EPP ClusterRoles, without holding their permissions.
 - apiGroups: [rbac.authorization.k8s.io]
   resources: [clusterroles]
@@ -120,6 +127,11 @@ permissions (the escalation check) - this avoids granting `escalate`.
   - {{ include "dynamo-operator.profilingClusterRole" . }}
   - {{ include "dynamo-operator.eppClusterRole" . }}
 {{- else }}
+# DRA (resource.k8s.io/v1, when served): the claim templates a graph's pods name, for the GPUs
+# they count (informer, reconcilers/graph/gpu_capacity.py).
+- apiGroups: [resource.k8s.io]
+  resources: [resourceclaimtemplates]
+  verbs: [list, watch]
 # The namespace-scope marker Lease, claimed at start, renewed, deleted at a clean stop.
 - apiGroups: [coordination.k8s.io]
   resources: [leases]
