@@ -10,7 +10,8 @@ Conversion decisions, field by field (v1alpha1 -> v1beta1):
 - derived: componentType + subComponentType -> `type` (a worker with subComponentType
   prefill or decode becomes type prefill or decode; a type v1beta1 does not know is left
   out); scalingAdapter.enabled: true -> `scalingAdapter: {}`; sharedMemory -> sharedMemorySize
-  (disabled -> "0"); checkpoint, gpuMemoryService and failover -> `experimental`.
+  (disabled -> "0"); checkpoint, gpuMemoryService and failover -> `experimental`
+  (`api.conversion.gpu_memory`: the last two switched by `enabled`, their modes respelled).
 - saved in the payload (v1alpha1 only): dynamoNamespace, autoscaling, ingress, and a graph
   service's serviceName; restored (v1beta1 only): providerOverride, runtimeVersionOverride,
   minAvailable, roles, dynamoSidecar, experimental.grove.
@@ -18,15 +19,15 @@ Conversion decisions, field by field (v1alpha1 -> v1beta1):
 
 from __future__ import annotations
 
+from api.conversion.gpu_memory import experimental_rule
 from api.conversion.pod_template import HUB_KEYS, SPOKE_KEYS, pod_to_hub, pod_to_spoke
-from api.conversion.rules import Rule, lifted, nested, projection, rename, same
+from api.conversion.rules import Rule, nested, projection, rename, same
 from api.kube import Json
 
 __all__ = ["COMPONENT_DEPLOYMENT_SPEC_RULES", "REPLICA_STATUS_RULES", "SHARED_SPEC_RULES"]
 
 HUB_TYPES = ("frontend", "worker", "prefill", "decode", "planner", "epp")
 SPLIT_TYPES = ("prefill", "decode")
-EXPERIMENTAL = ("checkpoint", "gpuMemoryService", "failover")
 
 
 def _type_to_hub(spoke: Json) -> Json:
@@ -80,7 +81,7 @@ SHARED_SPEC_RULES: list[Rule] = [
     projection(("componentType", "subComponentType"), ("type",), _type_to_hub, _type_to_spoke),
     projection(("scalingAdapter",), ("scalingAdapter",), _adapter_to_hub, _adapter_to_spoke),
     projection(("sharedMemory",), ("sharedMemorySize",), _shm_to_hub, _shm_to_spoke),
-    lifted("experimental", EXPERIMENTAL),
+    experimental_rule(),
 ]
 
 COMPONENT_DEPLOYMENT_SPEC_RULES: list[Rule] = [

@@ -21,12 +21,9 @@ from api.kube import (
     ResourceClaim,
 )
 from api.markers import doc
+from api.v1alpha1.gpu_memory import FailoverSpec, GPUMemoryServiceSpec
 from api.v1beta1.common import TopologyConstraint
-from api.v1beta1.experimental import (
-    ComponentCheckpointConfig,
-    FailoverSpec,
-    GPUMemoryServiceSpec,
-)
+from api.v1beta1.experimental import ComponentCheckpointConfig
 
 BACKEND_FRAMEWORKS = ("sglang", "vllm", "trtllm")
 # Types the operator knows; "main", "default", no type and any other string get the base

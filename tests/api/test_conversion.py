@@ -214,17 +214,50 @@ def test_experimental_keeps_its_hub_only_features_leaf_by_leaf() -> None:
         ]
     )
     spoke = convert(hub, "v1alpha1")
-    assert spoke["spec"]["services"]["w"] == {"gpuMemoryService": gms}
+    # v1alpha1 switches GMS with `enabled` and spells the modes intraPod/interPod.
+    assert spoke["spec"]["services"]["w"] == {
+        "gpuMemoryService": {"enabled": True, "mode": "intraPod"}}
     assert payload(spoke) == {
         "components": [{"name": "w", "experimental": {"grove": {"forceScalingGroup": True}}}]
     }
     # The v1alpha1 side changes the GMS mode: the change wins, grove is still restored.
-    spoke["spec"]["services"]["w"]["gpuMemoryService"] = {"mode": "InterPod"}
+    spoke["spec"]["services"]["w"]["gpuMemoryService"] = {"enabled": True, "mode": "interPod"}
     again = convert(spoke, "v1beta1")
     assert again["spec"]["components"][0]["experimental"] == {
         "gpuMemoryService": {"mode": "InterPod"},
         "grove": {"forceScalingGroup": True},
     }
+
+
+@pytest.mark.parametrize("key", ["gpuMemoryService", "failover"])
+def test_a_disabled_preview_feature_is_absent_from_the_hub_and_comes_back(key: str) -> None:
+    disabled = {"enabled": False, "mode": "interPod"}
+    spoke = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+             "metadata": {"name": "g", "namespace": "team"},
+             "spec": {"services": {"w": {"componentType": "worker", key: disabled}}}}
+    hub = convert(spoke, "v1beta1")
+    assert "experimental" not in hub["spec"]["components"][0]
+    assert convert(hub, "v1alpha1") == spoke
+    # Switched on in v1beta1 meanwhile: the hub wins over the saved switch.
+    hub["spec"]["components"][0]["experimental"] = {key: {"mode": "IntraPod"}}
+    assert convert(hub, "v1alpha1")["spec"]["services"]["w"][key] == {
+        "enabled": True, "mode": "intraPod"}
+
+
+def test_an_enabled_preview_feature_is_present_without_its_switch() -> None:
+    spoke = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
+             "metadata": {"name": "g", "namespace": "team"},
+             "spec": {"services": {"w": {
+                 "componentType": "worker",
+                 "gpuMemoryService": {"enabled": True, "mode": "intraPod",
+                                      "deviceClassName": "gpu.example.com"},
+                 "failover": {"enabled": True, "numShadows": 1}}}}}
+    hub = convert(spoke, "v1beta1")
+    assert hub["spec"]["components"][0]["experimental"] == {
+        "gpuMemoryService": {"mode": "IntraPod", "deviceClassName": "gpu.example.com"},
+        "failover": {"numShadows": 1}}
+    assert "annotations" not in hub["metadata"]
+    assert convert(hub, "v1alpha1") == spoke
 
 
 def test_the_hub_order_of_components_is_kept() -> None:

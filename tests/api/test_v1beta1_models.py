@@ -107,8 +107,8 @@ def test_v1alpha1_fields_added_after_v0_8_are_kept() -> None:
                     "topologyConstraint": {"packDomain": "rack"},
                     "frontendSidecar": {"image": "fe:1", "args": ["-m", "dynamo.frontend"]},
                     "checkpoint": {"enabled": True, "checkpointRef": "snap"},
-                    "gpuMemoryService": {"mode": "IntraPod"},
-                    "failover": {"mode": "IntraPod", "numShadows": 1},
+                    "gpuMemoryService": {"enabled": True, "mode": "intraPod"},
+                    "failover": {"enabled": True, "mode": "intraPod", "numShadows": 1},
                 }
             },
         },
