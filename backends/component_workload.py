@@ -14,6 +14,11 @@ from backends.deployment import deployment
 from backends.epp import epp_objects, no_inference_pool
 from backends.errors import GenerationError
 from backends.graph_objects import discovery_rbac_of
+from backends.gpu_memory_service import (
+    CLAIM_TEMPLATE_API_VERSION,
+    component_claim_template,
+    refusal,
+)
 from backends.hub_component import HubComponent
 from backends.ingress import ingress, virtual_service
 from backends.leader_worker_set import leader_worker_sets
@@ -135,6 +140,12 @@ def _standalone(hub: HubComponent, settings: OperatorSettings,
     if hub.inputs.component_type == constants.EPP:
         if not settings.inference_pool_enabled:
             raise GenerationError(no_inference_pool([hub.service]))
+    refused = refusal(hub.model.spec, dra_enabled=settings.dra_enabled)
+    if refused is not None:
+        raise GenerationError(refused)
+    template = component_claim_template(name, namespace, hub.service, hub.model.spec)
+    if template is not None:
+        children += owned([template])
         spec = hub.model.spec
         # A DCD of its own is its own parent (see component_pod_context).
         dyn_ns = hub.inputs.dynamo_namespace or naming.dynamo_namespace(
@@ -161,4 +172,6 @@ def component_kinds(settings: OperatorSettings) -> tuple[Kind, ...]:
             kinds.append((constants.VOLCANO_API_VERSION, "PodGroup"))
     if settings.virtual_service_gateway:
         kinds.append((constants.ISTIO_API_VERSION, "VirtualService"))
+    if settings.dra_enabled:
+        kinds.append((CLAIM_TEMPLATE_API_VERSION, "ResourceClaimTemplate"))
     return tuple(kinds)

@@ -20,6 +20,7 @@ from backends.children import Child, DesiredChildren, Kind, ObjectRef, Write, ow
 from backends.component_deployment import component_deployments
 from backends.epp import epp_services, graph_epp_objects, no_inference_pool
 from backends.errors import GenerationError
+from backends.gpu_memory_service import CLAIM_TEMPLATE_API_VERSION, graph_claim_templates
 from backends.graph_objects import (
     discovery_rbac,
     persistent_volume_claims,
@@ -51,6 +52,7 @@ _DCD: Kind = (HUB, "DynamoComponentDeployment")  # built as the hub, as it is st
 _ADAPTER: Kind = (constants.DYNAMO_API_VERSION, "DynamoGraphDeploymentScalingAdapter")
 _POD_CLIQUE_SET: Kind = (constants.GROVE_API_VERSION, "PodCliqueSet")
 _REVISION: Kind = ("apps/v1", "ControllerRevision")
+_CLAIM_TEMPLATE: Kind = (CLAIM_TEMPLATE_API_VERSION, "ResourceClaimTemplate")
 
 
 def uses_grove(graph: HubGraph, settings: OperatorSettings) -> bool:
@@ -104,6 +106,8 @@ def graph_children(
     if uses_discovery(hub, settings.discovery_backend):
         children += [Child(o) for o in discovery_rbac(hub)]
     children += _epp_objects(hub, settings, epps)
+    # GPU memory service: the claim templates exist before the pods that use them.
+    children += [Child(t) for t in graph_claim_templates(hub, settings)]
     if uses_grove(hub, settings):
         children += _grove(hub, settings, tokens, pull_secrets, topologies)
         # Grove replaces the pods itself; the history still lets `rollout undo` go back.
@@ -127,6 +131,8 @@ def pruned_kinds(settings: OperatorSettings) -> tuple[Kind, ...]:
              (_V1, "ConfigMap"), _DCD, _REVISION]
     if settings.inference_pool_enabled:
         kinds.append(_INFERENCE_POOL)
+    if settings.dra_enabled:
+        kinds.append(_CLAIM_TEMPLATE)
     if settings.grove_enabled:
         kinds += [_POD_CLIQUE_SET, (_V1, "Service"), ("networking.k8s.io/v1", "Ingress")]
         if settings.virtual_service_gateway:

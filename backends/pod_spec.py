@@ -24,7 +24,9 @@ from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
 from backends.dynamo_sidecar import runtime_container, runtime_name, unsupported
 from backends.errors import GenerationError
+from backends.failover import apply_failover
 from backends.frontend_sidecar import add_frontend_sidecar, main_mounts
+from backends.gpu_memory_service import apply_gpu_memory_service
 from backends.merge import merge_env, merge_keyed, merge_over
 from backends.multinode import Role
 from backends.origin_gates import FRONTEND_SIDECAR
@@ -94,6 +96,8 @@ def generate_pod_spec(spec: ComponentSpec, role: Role, ctx: PodContext) -> Json:
     if FRONTEND_SIDECAR.enabled_for(spec):
         _run_frontend_sidecar(pod, spec, ctx, sidecar_mounts)
     backend.update_pod_spec(pod, backend_ctx)
+    apply_gpu_memory_service(pod, spec, ctx)
+    apply_failover(pod, spec.spec, backend.name, role.nodes)
     canonical_pod_spec(pod)
     return pod
 

@@ -26,8 +26,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--grove", action="store_true", help="render graphs as Grove PodCliqueSets")
     options = parser.parse_args(argv)
     try:
-        objects, notes = render_documents(read_documents(options.filename),
-                                          OperatorSettings(grove_enabled=options.grove))
+        # As on a cluster serving DRA (resource.k8s.io/v1), which GPU memory service needs.
+        settings = OperatorSettings(grove_enabled=options.grove, dra_enabled=True)
+        objects, notes = render_documents(read_documents(options.filename), settings)
     except (OSError, yaml.YAMLError, ManifestError, GenerationError) as exc:
         print(f"dynamo-operator render: {exc}", file=sys.stderr)
         return 1
