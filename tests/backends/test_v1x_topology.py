@@ -126,8 +126,9 @@ def test_a_label_key_policy_reaches_the_workers_on_both_paths(version: str) -> N
     wanted = {"DYN_KV_TRANSFER_DOMAIN": "zone", "DYN_KV_TRANSFER_ENFORCEMENT": "preferred",
               "DYN_KV_TRANSFER_PREFERRED_WEIGHT": "0.85", "DYN_TOPOLOGY_ENABLED": "true",
               "DYN_TOPOLOGY_MOUNT_PATH": "/etc/dynamo/topology"}
+    label = "metadata.labels['topology.kubernetes.io/zone']"
     volume = {"name": "topology-labels", "downwardAPI": {"items": [
-        {"path": "zone", "fieldRef": {"fieldPath": "metadata.labels['topology.kubernetes.io/zone']"}}]}}
+        {"path": "zone", "fieldRef": {"fieldPath": label}}]}}
     source = {"nvidia.com/topology-label-key": "topology.kubernetes.io/zone"}
     found = cliques(obj)
     for service in ("prefill", "decode"):
@@ -180,7 +181,7 @@ def test_a_cluster_topology_policy_needs_the_topology_its_domain_and_grove() -> 
     with pytest.raises(GenerationError, match="requires the Grove pathway: Grove is disabled"):
         component_deployment(hub_graph(obj), "decode", SETTINGS)
     obj["metadata"]["annotations"] = {"nvidia.com/enable-grove": "false"}
-    with pytest.raises(GenerationError, match='"nvidia.com/enable-grove" annotation'):
+    with pytest.raises(GenerationError, match=r'"nvidia\.com/enable-grove" annotation'):
         component_deployment(hub_graph(obj), "decode", GROVE)
 
 
