@@ -56,6 +56,11 @@ permissions (the escalation check) - this avoids granting `escalate`.
 - apiGroups: [apps]
   resources: [deployments]
   verbs: [get, list, watch, create, update, patch, delete]
+# GPU memory service: the ResourceClaimTemplate of each GMS component (child writer; only
+# written where the cluster serves resource.k8s.io/v1).
+- apiGroups: [resource.k8s.io]
+  resources: [resourceclaimtemplates]
+  verbs: [get, list, watch, create, update, patch, delete]
 # A graph's worker revision history (child writer; `rollout history|undo` read it).
 - apiGroups: [apps]
   resources: [controllerrevisions]
