@@ -22,6 +22,7 @@ from operator_harness import (
 
 from backends.settings import OperatorSettings
 from controller.client import KubeClient
+from controller.resource import Resource
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation.config import SimulationConfig, default_nodes
 from reconcilers.machinery.resources import (
@@ -36,6 +37,7 @@ from reconcilers.operator.registry import REGISTRATIONS
 Json = dict[str, Any]
 NS = "default"
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:1.0.0"
+EVENTS = Resource("", "v1", "events", "Event")
 SETTINGS = OperatorSettings(lws_enabled=False, volcano_enabled=False, dra_enabled=True)
 
 
@@ -111,18 +113,16 @@ async def test_more_gpus_than_free_is_told_at_once_and_clears_when_they_free(
         assert message.startswith(
             "Not enough GPUs: needs 8 GPUs (nvidia.com/gpu), 4 free of 16 allocatable. "
             "Resources not ready"), message
-        assert "unschedulable" not in message
+        first = await first_pending_message(kube, "big")  # the graph's first status
+        assert first.startswith("Not enough GPUs: needs 8 GPUs") and (
+            "unschedulable" not in first), first
         assert warned["status"]["gpus"] == {"requested": 8, "running": 0}
 
-        # Other GPU pods coming and going move the numbers, not the status: no write.
-        version = warned["metadata"]["resourceVersion"]
+        # A filler pod goes: 10 free, the graph fits, the warning goes.
         await kube.patch(DEPLOYMENTS, NS, "filler", {"spec": {"replicas": 1}})
         await running_fillers(kube, 1)
-        await asyncio.sleep(1.0)
-        still = await kube.get(GRAPH_DEPLOYMENTS, NS, "big")
-        # 10 free now: the graph fits, so the warning went (one write)...
-        assert ready(still).get("reason") != "insufficient_capacity", ready(still)
-        assert still["metadata"]["resourceVersion"] != version
+        await wait_for(kube, GRAPH_DEPLOYMENTS, NS, "big",
+                       lambda o: ready(o).get("reason") != "insufficient_capacity")
         await eventually(lambda: _state(kube, "big", "successful"), within=20,
                          what="the graph to become ready")
         done = await kube.get(GRAPH_DEPLOYMENTS, NS, "big")
@@ -166,8 +166,10 @@ async def test_more_dra_gpus_than_exist_is_told_and_counted(
             "Not enough GPUs: needs 20 GPUs (DRA device class gpu.nvidia.com), 16 free of 16 "
             "devices. "), ready(warned)
         assert warned["status"]["gpus"] == {"requested": 20, "running": 0}
-        # Told before any pod waited: the scheduler's words are not in the message written.
-        assert "unschedulable" not in ready(warned)["message"]
+        # Told in the graph's first status, before any pod waited.
+        first = await first_pending_message(kube, "dra")
+        assert first.startswith("Not enough GPUs: needs 20 GPUs") and (
+            "unschedulable" not in first), first
 
         # Four replicas fit the sixteen devices: the warning goes, the claims are allocated.
         await kube.patch(GRAPH_DEPLOYMENTS, NS, "dra", {"spec": {"components": [
@@ -179,6 +181,15 @@ async def test_more_dra_gpus_than_exist_is_told_and_counted(
         claims = (await kube.list(RESOURCE_CLAIMS, NS))["items"]
         allocated = [c for c in claims if (c.get("status") or {}).get("allocation")]
         assert len(allocated) == 4, claims
+
+
+async def first_pending_message(kube: KubeClient, name: str) -> str:
+    """The message of the graph's NotReady event: its first pending status, as written."""
+    async def told() -> list[Json]:
+        return [e for e in (await kube.list(EVENTS, NS))["items"]
+                if e["involvedObject"].get("name") == name and e["reason"] == "NotReady"]
+    events = await eventually(told, what="the graph's NotReady event")
+    return str(events[0]["message"])
 
 
 async def _settled(kube: KubeClient, name: str) -> str:
