@@ -6,6 +6,7 @@ controller of the operator."""
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -110,9 +111,9 @@ async def test_more_gpus_than_free_is_told_at_once_and_clears_when_they_free(
         warned = await wait_for(kube, GRAPH_DEPLOYMENTS, NS, "big",
                                 lambda o: ready(o).get("reason") == "insufficient_capacity")
         message = ready(warned)["message"]
-        assert message.startswith(
-            "Not enough GPUs: needs 8 GPUs (nvidia.com/gpu), 4 free of 16 allocatable. "
-            "Resources not ready"), message
+        # One 4-GPU pod fits: placed before the status is written, it holds its GPUs.
+        assert re.match(r"Not enough GPUs: needs 8 GPUs \(nvidia\.com/gpu\)(, its pods hold 4, 0|"
+                        r", 4) free of 16 allocatable\. Resources not ready", message), message
         first = await first_pending_message(kube, "big")  # the graph's first status
         assert first.startswith("Not enough GPUs: needs 8 GPUs") and (
             "unschedulable" not in first), first
@@ -162,9 +163,9 @@ async def test_more_dra_gpus_than_exist_is_told_and_counted(
         await kube.create(GRAPH_DEPLOYMENTS, graph("dra", 5, template="four-gpus"))
         warned = await wait_for(kube, GRAPH_DEPLOYMENTS, NS, "dra",
                                 lambda o: ready(o).get("reason") == "insufficient_capacity")
-        assert ready(warned)["message"].startswith(
-            "Not enough GPUs: needs 20 GPUs (DRA device class gpu.nvidia.com), 16 free of 16 "
-            "devices. "), ready(warned)
+        assert re.match(r"Not enough GPUs: needs 20 GPUs \(DRA device class gpu\.nvidia\.com\)"
+                        r"(, its pods hold \d+)?, \d+ free of 16 devices\. ",
+                        ready(warned)["message"]), ready(warned)
         assert warned["status"]["gpus"] == {"requested": 20, "running": 0}
         # Told in the graph's first status, before any pod waited.
         first = await first_pending_message(kube, "dra")
