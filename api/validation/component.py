@@ -17,6 +17,7 @@ from api.v1alpha1 import (
     VolumeMount,
 )
 from api.validation import kube_values, values
+from api.validation.gpu_memory import gpu_memory_errors
 
 #: The end of the error of a volume mount whose PVC the graph's `spec.pvcs` does not declare
 #: (a `v1alpha1` rule: `v1beta1` has no `pvcs`, and its mounts name existing claims).
@@ -65,6 +66,7 @@ def validate_component(
         errors += kube_values.env_var(f"{path}.envs[{i}]", env)
     errors += values.name(f"{path}.envFromSecret", spec.env_from_secret, names.is_dns1123_subdomain)
     errors += _epp(spec, path)
+    errors += gpu_memory_errors(spec, path, backend=backend)
     errors += _passed_on(spec, path)
     return errors
 

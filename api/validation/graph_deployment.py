@@ -20,6 +20,7 @@ from api.validation.component import (
     dynamo_namespace_warnings,
     validate_component,
 )
+from api.validation.gpu_memory import discovery_mode_errors
 
 MAX_SERVICES = 25
 MAX_PVCS = 100
@@ -38,6 +39,7 @@ def validate_graph_deployment(dgd: DynamoGraphDeployment) -> list[FieldError]:
         errors.append(FieldError("spec.services", f"must have at most {MAX_SERVICES} services"))
     errors += _case_collisions(dgd.metadata.get("name") or "", services)
     errors += _graph_name(dgd.metadata.get("name") or "")
+    errors += discovery_mode_errors(dgd.metadata.get("annotations") or {}, services.values())
     errors += values.one_of("spec.backendFramework", spec.backend_framework, BACKEND_FRAMEWORKS)
     errors += _pvcs(spec.pvcs or [])
     for i, env in enumerate(spec.envs or []):
