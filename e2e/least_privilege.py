@@ -447,6 +447,24 @@ async def discovering_request(env: Env) -> None:
                 "--timeout=90s")
 
 
+async def kv_transfer_policy(env: Env) -> None:
+    """A graph whose worker gets its node's zone: the topology label controller reads the
+    pod's node and patches the pod."""
+    graph = yaml.safe_load((EXAMPLES / "v1beta1" / "vllm-agg.yaml").read_text())
+    graph["metadata"]["name"] = "zoned"
+    graph["spec"]["experimental"] = {"kvTransferPolicy": {
+        "labelKey": "topology.kubernetes.io/zone", "domain": "zone"}}
+    await env.k("apply", "-f", "-", stdin=json.dumps(graph))
+
+    async def labelled() -> bool:
+        pods = await env.get("pods", selector="nvidia.com/dynamo-graph-deployment-name=zoned,"
+                                              "nvidia.com/dynamo-component=VllmDecodeWorker")
+        return bool(pods["items"]) and all(
+            "topology.kubernetes.io/zone" in (p["metadata"].get("labels") or {})
+            for p in pods["items"])
+    await eventually(labelled, within=90, what="the worker pod's zone label")
+
+
 #: What a scenario may need beyond the operator's core kinds. (Multinode graphs need LWS or
 #: Grove, which the chart's defaults leave off.)
 PROFILER, GRPC_PROBES = "profiler", "grpc-probes"
@@ -456,6 +474,7 @@ SCENARIOS = [
     Scenario("scaling", scaling),
     Scenario("planner", planner),
     Scenario("epp", epp, frozenset({GRPC_PROBES})),
+    Scenario("kv-transfer-policy", kv_transfer_policy),
     Scenario("profiled-request", profiled_request, frozenset({PROFILER})),
     Scenario("discovering-request", discovering_request, frozenset({PROFILER})),
 ]
