@@ -118,10 +118,10 @@ permissions (the escalation check) - this avoids granting `escalate`.
   resources: [nodes]
   verbs: [get, list, watch]
 # DRA (resource.k8s.io/v1, when served): the devices of GPU classes and those allocated,
-# counted against what graphs ask, and the claim templates their pods name (informers,
-# reconcilers/graph/gpu_supply.py, gpu_capacity.py); cluster-wide only.
+# counted against what graphs ask (informers, reconcilers/graph/gpu_supply.py; the claim
+# templates their pods name are read under the GMS rule above); cluster-wide only.
 - apiGroups: [resource.k8s.io]
-  resources: [deviceclasses, resourceslices, resourceclaims, resourceclaimtemplates]
+  resources: [deviceclasses, resourceslices, resourceclaims]
   verbs: [list, watch]
 # RoleBindings to the planner's, profiling and EPP ClusterRoles, without holding their permissions.
 - apiGroups: [rbac.authorization.k8s.io]
@@ -132,11 +132,6 @@ permissions (the escalation check) - this avoids granting `escalate`.
   - {{ include "dynamo-operator.profilingClusterRole" . }}
   - {{ include "dynamo-operator.eppClusterRole" . }}
 {{- else }}
-# DRA (resource.k8s.io/v1, when served): the claim templates a graph's pods name, for the GPUs
-# they count (informer, reconcilers/graph/gpu_capacity.py).
-- apiGroups: [resource.k8s.io]
-  resources: [resourceclaimtemplates]
-  verbs: [list, watch]
 # The namespace-scope marker Lease, claimed at start, renewed, deleted at a clean stop.
 - apiGroups: [coordination.k8s.io]
   resources: [leases]
