@@ -14,11 +14,7 @@ from backends.deployment import deployment
 from backends.epp import epp_objects, no_inference_pool
 from backends.errors import GenerationError
 from backends.graph_objects import discovery_rbac_of
-from backends.gpu_memory_service import (
-    CLAIM_TEMPLATE_API_VERSION,
-    component_claim_template,
-    refusal,
-)
+from backends.gpu_memory_service import CLAIM_TEMPLATE_API_VERSION, standalone_claim_templates
 from backends.hub_component import HubComponent
 from backends.ingress import ingress, virtual_service
 from backends.leader_worker_set import leader_worker_sets
@@ -140,12 +136,7 @@ def _standalone(hub: HubComponent, settings: OperatorSettings,
     if hub.inputs.component_type == constants.EPP:
         if not settings.inference_pool_enabled:
             raise GenerationError(no_inference_pool([hub.service]))
-    refused = refusal(hub.model.spec, dra_enabled=settings.dra_enabled)
-    if refused is not None:
-        raise GenerationError(refused)
-    template = component_claim_template(name, namespace, hub.service, hub.model.spec)
-    if template is not None:
-        children += owned([template])
+    children += owned(standalone_claim_templates(hub, settings))
         spec = hub.model.spec
         # A DCD of its own is its own parent (see component_pod_context).
         dyn_ns = hub.inputs.dynamo_namespace or naming.dynamo_namespace(

@@ -2,9 +2,10 @@
 its namespace and the ServiceAccount its pods run as; and the kinds it owns.
 
 The backends render the desired set (pure); the child writer applies it and prunes owned
-objects that are no longer desired: an Ingress that was disabled, LeaderWorkerSets beyond the
-replica count, the Deployment of a component that became multinode, the model Service of a
-changed modelRef.
+objects that are no longer desired: an Ingress that was disabled, the legacy layout's
+LeaderWorkerSets beyond the replica count (and all of them but the first, with their PodGroups,
+once the DCD moves to the native layout: `lws_layout`), the Deployment of a component that
+became multinode, the model Service of a changed modelRef.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from backends.children import DesiredChildren
 from backends.component_workload import component_children, component_kinds
 from backends.hub_component import HubComponent
+from backends.leader_worker_set import LwsLayout
 from backends.settings import OperatorSettings
 from controller.cache import Cache
 from controller.resource import Resource
@@ -65,11 +67,13 @@ async def cluster_inputs(cache: Cache, namespace: str) -> ClusterInputs:
 
 def desired_children(settings: OperatorSettings, dcd: HubComponent, inputs: ClusterInputs, *,
                      mpi_secret: Json | None = None,
-                     epp_cluster_role: str = "") -> DesiredChildren:
+                     epp_cluster_role: str = "",
+                     lws_layout: LwsLayout = LwsLayout.NATIVE) -> DesiredChildren:
     """The DCD's desired set, from the DCD as the hub (`mpi_secret`: the MPI SSH
     Secret to copy into the namespace; `epp_cluster_role`: the ClusterRole an EPP's account
-    is bound to); GenerationError for a spec the backends cannot render."""
+    is bound to; `lws_layout`: a multinode DCD's, `lws_layout.choose_layout`); GenerationError
+    for a spec the backends cannot render."""
     return component_children(
         dcd, settings, pull_secrets=inputs.pull_secrets,
         service_account=inputs.service_account,
-        mpi_secret=mpi_secret, epp_cluster_role=epp_cluster_role)
+        mpi_secret=mpi_secret, epp_cluster_role=epp_cluster_role, lws_layout=lws_layout)

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from reconcilers.machinery.availability import (
-    ALL_LWS_READY,
     DEPLOYMENT_NOT_READY,
     DEPLOYMENT_READY,
-    SOME_LWS_NOT_READY,
+    LWS_NOT_READY,
+    LWS_READY,
 )
 
 Json = dict[str, Any]
@@ -92,7 +92,9 @@ def deployment_service_status(dep: Json) -> Json:
 
 
 def _lws_ready(lws: Json) -> str | None:
-    """Why one LeaderWorkerSet is not ready, or None when it is."""
+    """Why one LeaderWorkerSet is not ready, or None when it is: as the original operator
+    (every desired group ready, and LWS's Available condition), and as strict as a
+    Deployment's (every desired group updated, no surge group left)."""
     name = lws["metadata"]["name"]
     spec = lws.get("spec") or {}
     status = lws.get("status") or {}
@@ -105,26 +107,32 @@ def _lws_ready(lws: Json) -> str | None:
         return f"{name}: waiting for spec update to be observed"
     ready = _int(status.get("readyReplicas"))
     updated = _int(status.get("updatedReplicas"))
+    groups = _int(status.get("replicas"))
     if updated < desired:
         return f"{name}: rollout in progress: {updated}/{desired} groups updated"
+    if groups > desired:
+        return f"{name}: rollout in progress: {groups - desired} surge groups pending termination"
     if ready < desired or _condition(lws, "Available").get("status") != "True":
         return f"{name}: {ready}/{desired} groups ready"
     return None
 
 
 def lws_readiness(sets: list[Json | None], names: list[str]) -> Readiness:
-    """Readiness of a multinode DCD: every LeaderWorkerSet `names[i]` (live `sets[i]`)."""
+    """Readiness of a multinode DCD: every LeaderWorkerSet `names[i]` (live `sets[i]`); one
+    in the native layout, one per replica in the legacy one."""
     problems = [f"{name}: not created yet" if lws is None else _lws_ready(lws)
                 for lws, name in zip(sets, names, strict=True)]
     found = [p for p in problems if p]
+    subject = "LeaderWorkerSet is" if len(names) == 1 else "LeaderWorkerSets are"
     if found:
-        return Readiness(False, SOME_LWS_NOT_READY,
-                         "Some LeaderWorkerSets are not ready: " + "; ".join(found))
-    return Readiness(True, ALL_LWS_READY, "All LeaderWorkerSets are ready")
+        return Readiness(False, LWS_NOT_READY, f"{subject} not ready: " + "; ".join(found))
+    return Readiness(True, LWS_READY, f"{subject} ready")
 
 
 def lws_service_status(sets: list[Json]) -> Json | None:
-    """ServiceReplicaStatus of a multinode DCD: counts summed over its LeaderWorkerSets."""
+    """ServiceReplicaStatus of a multinode DCD, as the original reads it from its one
+    LeaderWorkerSet (group counts, burst groups included, as LWS counts them); in the legacy
+    layout summed over the LeaderWorkerSets, named by the first."""
     if not sets:
         return None
     statuses = [s.get("status") or {} for s in sets]

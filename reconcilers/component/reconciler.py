@@ -14,7 +14,9 @@ it):
    the spec changes, and a spec change is a new event.
 3. The finalizer only where a cleanup exists (`needs_finalizer`: etcd discovery keys; with
    Kubernetes discovery owner references clean up), then the children (component_children):
-   create, update on drift, prune.
+   create, update on drift, prune. A multinode DCD's LeaderWorkerSets are laid out as
+   `lws_layout.choose_layout` finds: the legacy layout (one per replica) kept while it runs
+   unchanged, else one LeaderWorkerSet for every replica.
 4. Status, in `v1beta1` as the DCD is stored and cached: `Valid`, `Available`
    (component_readiness, plus the first stuck pod's story), `DynamoComponentReady` (mirrors
    Available), `component`, `observedGeneration`; written only
@@ -41,6 +43,7 @@ from backends.children import DesiredChildren
 from backends.context import discovery_backend_of
 from backends.errors import GenerationError
 from backends.hub_component import HubComponent
+from backends.leader_worker_set import LwsLayout
 from backends.mpi_secret import component_needs_mpi_secret
 from backends.multinode import node_count
 from backends.settings import OperatorSettings
@@ -57,6 +60,7 @@ from reconcilers.component.children import (
     index_service_accounts,
     owned_resources,
 )
+from reconcilers.component.lws_layout import choose_layout
 from reconcilers.component.model_services import model_service_informer_mapper
 from reconcilers.component.pull_secrets import trim_secret
 from reconcilers.component.readiness import (
@@ -195,11 +199,20 @@ class ComponentDeploymentReconciler:
                 [stored.service] if component_needs_mpi_secret(stored) else [],
                 availability.RECONCILE_FAILED)
             inputs = await cluster_inputs(cache, namespace)
-            desired = desired_children(self.ctx.settings, stored, inputs,
-                                       mpi_secret=mpi_secret,
-                                       epp_cluster_role=self.ctx.epp_cluster_role_name)
+
+            def render(layout: LwsLayout) -> DesiredChildren:
+                return desired_children(self.ctx.settings, stored, inputs,
+                                        mpi_secret=mpi_secret, lws_layout=layout,
+                                        epp_cluster_role=self.ctx.epp_cluster_role_name)
+
+            layout = LwsLayout.NATIVE
+            if self.ctx.settings.lws_enabled and node_count(stored.model.spec) > 1:
+                # A DCD running the legacy layout keeps it until its templates change.
+                layout, desired = await choose_layout(cache, obj, render)
+            else:
+                desired = render(layout)
             # The settings and the EPP role are the process's: the rest is the DCD's own.
-            synced = await self.writer.sync(obj, desired, inputs=(inputs, mpi_secret))
+            synced = await self.writer.sync(obj, desired, inputs=(inputs, mpi_secret, layout))
         except GenerationError as err:
             # The spec cannot be rendered under this operator's settings (e.g. multinode
             # without an orchestrator).

@@ -7,11 +7,14 @@ reason and never parses the message (the message is for people).
 
 from __future__ import annotations
 
-# The workload's own state; the first two are the original operator's.
+# The workload's own state, in the original operator's words.
 DEPLOYMENT_READY = "DeploymentReady"
 DEPLOYMENT_NOT_READY = "DeploymentNotReady"
-ALL_LWS_READY = "AllLeaderWorkerSetsReady"
-SOME_LWS_NOT_READY = "SomeLeaderWorkerSetsNotReady"
+LWS_READY = "LeaderWorkerSetReady"
+LWS_NOT_READY = "LeaderWorkerSetNotReady"
+#: What this operator wrote before a multinode DCD had one LeaderWorkerSet: still found in
+#: statuses written then.
+LEGACY_LWS_NOT_READY = "SomeLeaderWorkerSetsNotReady"
 
 # What blocks a component, found on its pods: the kubelet's container waiting reasons, and
 # the scheduler's verdict.
@@ -33,5 +36,5 @@ FAILURE_REASONS = frozenset({VALIDATION_FAILED, GENERATION_FAILED, RECONCILE_FAI
                              NAME_CONFLICT})
 
 #: Reasons that only say "not ready yet": nothing worth repeating to users.
-NOT_READY_YET = frozenset({"", DEPLOYMENT_NOT_READY, SOME_LWS_NOT_READY, "Reconciling",
-                           "NotReady"})
+NOT_READY_YET = frozenset({"", DEPLOYMENT_NOT_READY, LWS_NOT_READY, LEGACY_LWS_NOT_READY,
+                           "Reconciling", "NotReady"})

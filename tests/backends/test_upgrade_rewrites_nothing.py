@@ -14,7 +14,10 @@ of its desired children. Equal hashes and metadata mean the child writer leaves 
 alone; equal digests mean every Deployment, LeaderWorkerSet, Service, Ingress and PodCliqueSet
 is byte for byte what it was. The worker DCDs are built as the rollout adopts those an older
 operator wrote (`legacy_plan`: plain names, no generation); a graph with nothing running gets
-generation names instead (`test_worker_generation`).
+generation names instead (`test_worker_generation`). Likewise a multinode DCD's
+LeaderWorkerSets are built in the legacy layout (one per replica, `LwsLayout.LEGACY`), which the
+DCD controller keeps for a DCD it finds running it until its pod templates change
+(`reconcilers.component.lws_layout`); a DCD with nothing running gets the native layout.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from backends.errors import GenerationError
 from backends.graph_children import graph_children
 from backends.hub_component import hub_component
 from backends.hub_graph import hub_graph
+from backends.leader_worker_set import LwsLayout
 from backends.worker_generation import legacy_plan
 from reconcilers.machinery.children import spec_hash
 
@@ -57,8 +61,10 @@ def _view(obj: Json) -> Json:
 
 def _dcd_children(stored: Json, settings: Any) -> list[str]:
     load_valid_view(DynamoComponentDeployment, stored, _view(stored))  # as the reconciler
+    # What runs was written in the legacy LeaderWorkerSet layout: the DCD controller keeps it.
     desired = component_children(hub_component(stored), settings,
-                                 pull_secrets=PULL_SECRETS, service_account="sa")
+                                 pull_secrets=PULL_SECRETS, service_account="sa",
+                                 lws_layout=LwsLayout.LEGACY)
     return [digest(c.obj) for c in desired.children]
 
 

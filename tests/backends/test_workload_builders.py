@@ -33,6 +33,7 @@ from backends.graph_objects import scaling_adapters
 from backends.grove import grove_objects, pod_clique_set
 from backends.hub_component import hub_component
 from backends.ingress import ingress, ingress_host, virtual_service
+from backends.leader_worker_set import LwsLayout
 from backends.multinode import Role, roles
 from backends.render import render
 
@@ -279,9 +280,30 @@ def _multinode(nodes: int = 2, replicas: int | None = 2, **fields: Any) -> Json:
     return service
 
 
-def test_one_leader_worker_set_and_pod_group_per_replica() -> None:
-    dgd = graph({"W": _multinode(replicas=2)})
+def test_one_native_leader_worker_set_holds_every_replica() -> None:
+    dgd = graph({"W": _multinode(replicas=3)})
     objects = child_objects(dgd, "W", SETTINGS)
+    assert _kinds(objects) == [("LeaderWorkerSet", "graph-w-0"), ("Service", "graph-w")]
+    lws = objects[0]
+    assert "instance-id" not in lws["metadata"]["labels"]
+    assert lws["spec"]["replicas"] == 3
+    assert lws["spec"]["startupPolicy"] == "LeaderCreated"
+    assert "rolloutStrategy" not in lws["spec"]  # LWS's own: one group at a time
+    assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
+    for role in ("leader", "worker"):
+        template = lws["spec"]["leaderWorkerTemplate"][f"{role}Template"]
+        assert template["metadata"]["labels"]["role"] == role
+        assert "nvidia.com/selector" not in template["metadata"]["labels"]
+        assert "instance-id" not in template["metadata"]["labels"]
+        # No PodGroup of ours: gang scheduling is LWS's own Volcano provider's.
+        assert "annotations" not in template["metadata"]
+        assert template["spec"]["schedulerName"] == "volcano"
+    assert objects[1]["spec"]["selector"]["role"] == "leader"
+
+
+def test_the_legacy_layout_is_one_leader_worker_set_and_pod_group_per_replica() -> None:
+    dgd = graph({"W": _multinode(replicas=2)})
+    objects = child_objects(dgd, "W", SETTINGS, lws_layout=LwsLayout.LEGACY)
     assert _kinds(objects) == [
         ("PodGroup", "graph-w-0"), ("LeaderWorkerSet", "graph-w-0"),
         ("PodGroup", "graph-w-1"), ("LeaderWorkerSet", "graph-w-1"), ("Service", "graph-w"),
@@ -289,25 +311,51 @@ def test_one_leader_worker_set_and_pod_group_per_replica() -> None:
     lws = objects[3]
     assert lws["metadata"]["labels"]["instance-id"] == "1"
     assert lws["spec"]["replicas"] == 1
-    assert lws["spec"]["startupPolicy"] == "LeaderCreated"
-    assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
     leader = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
-    assert leader["metadata"]["labels"]["role"] == "leader"
-    assert "nvidia.com/selector" not in leader["metadata"]["labels"]
+    assert leader["metadata"]["labels"]["instance-id"] == "1"
     assert leader["metadata"]["annotations"] == {"scheduling.k8s.io/group-name": "graph-w-1"}
     assert leader["spec"]["schedulerName"] == "volcano"
     assert objects[2]["spec"] == {"minMember": 2}
-    assert objects[4]["spec"]["selector"]["role"] == "leader"
+
+
+def test_native_and_legacy_templates_differ_only_in_the_legacy_marks() -> None:
+    dgd = graph({"W": _multinode(replicas=1)})
+    native = child_objects(dgd, "W", SETTINGS)[0]
+    legacy = child_objects(dgd, "W", SETTINGS, lws_layout=LwsLayout.LEGACY)[1]
+    for role in ("leaderTemplate", "workerTemplate"):
+        ours = native["spec"]["leaderWorkerTemplate"][role]
+        theirs = json.loads(json.dumps(legacy["spec"]["leaderWorkerTemplate"][role]))
+        del theirs["metadata"]["labels"]["instance-id"]
+        del theirs["metadata"]["annotations"]
+        assert ours == theirs
 
 
 def test_leader_worker_sets_without_volcano() -> None:
     settings = replace(SETTINGS, volcano_enabled=False)
-    dgd = graph({"W": _multinode(replicas=1)})
-    objects = child_objects(dgd, "W", settings)
-    assert _kinds(objects) == [("LeaderWorkerSet", "graph-w-0"), ("Service", "graph-w")]
-    leader = objects[0]["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
-    assert "schedulerName" not in leader["spec"]
-    assert "annotations" not in leader["metadata"]
+    dgd = graph({"W": _multinode(replicas=2)})
+    for layout in LwsLayout:
+        objects = child_objects(dgd, "W", settings, lws_layout=layout)
+        assert {kind for kind, _ in _kinds(objects)} == {"LeaderWorkerSet", "Service"}
+        leader = objects[0]["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
+        assert "schedulerName" not in leader["spec"]
+        assert "annotations" not in leader["metadata"]
+
+
+@pytest.mark.parametrize(("replicas", "surge", "unavailable", "expected"), [
+    (4, "1", "0", {"maxSurge": 1, "maxUnavailable": 0}),
+    (4, "0", "25%", {"maxSurge": 0, "maxUnavailable": "25%"}),
+    # 25% of 2 is 0 unavailable, and no surge: LWS refuses that pair; one surge instead.
+    (2, "0", "25%", {"maxSurge": 1, "maxUnavailable": "25%"}),
+    (3, "0", "0", {"maxSurge": 1, "maxUnavailable": 0}),
+])
+def test_the_native_budgets_never_come_to_zero_and_zero(
+        replicas: int, surge: str, unavailable: str, expected: Json) -> None:
+    annotations = {"nvidia.com/deployment-rolling-update-max-surge": surge,
+                   "nvidia.com/deployment-rolling-update-max-unavailable": unavailable}
+    dgd = graph({"W": _multinode(replicas=replicas, annotations=annotations)})
+    lws = child_objects(dgd, "W", SETTINGS)[0]
+    assert lws["spec"]["rolloutStrategy"] == {"type": "RollingUpdate",
+                                              "rollingUpdateConfiguration": expected}
 
 
 def test_multinode_without_an_orchestrator_is_an_error() -> None:

@@ -129,19 +129,20 @@ async def test_multinode_runs_on_leader_worker_sets(
                                 settings) as op:
         assert isinstance(op, Operator)
         await kube.create(COMPONENT_DEPLOYMENTS, dcd("mn", **spec))
-        lws = await wait_for(kube, LEADER_WORKER_SETS, NS, "mn-1")
+        lws = await wait_for(kube, LEADER_WORKER_SETS, NS, "mn-0")
         assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
+        assert lws["spec"]["replicas"] == 2  # one LeaderWorkerSet holds every replica
         obj = await wait_for(kube, COMPONENT_DEPLOYMENTS, NS, "mn", available_is("True"),
                              within=20)
-        assert condition(obj, "Available")["reason"] == "AllLeaderWorkerSetsReady"
+        assert condition(obj, "Available")["reason"] == "LeaderWorkerSetReady"
         assert obj["status"]["service"]["componentKind"] == "LeaderWorkerSet"
+        assert obj["status"]["service"]["componentNames"] == ["mn-0"]
         assert obj["status"]["service"]["readyReplicas"] == 2
         assert await get_or_none(kube, DEPLOYMENTS, NS, "mn") is None
-        # Scale down: the surplus LeaderWorkerSet goes.
+        assert await get_or_none(kube, LEADER_WORKER_SETS, NS, "mn-1") is None
+        # Scale down: the LeaderWorkerSet's replicas follow.
         await kube.patch(COMPONENT_DEPLOYMENTS, NS, "mn", {"spec": {"replicas": 1}})
-
-        async def gone() -> bool:
-            return await get_or_none(kube, LEADER_WORKER_SETS, NS, "mn-1") is None
-
-        await eventually(gone)
-        assert await get_or_none(kube, LEADER_WORKER_SETS, NS, "mn-0") is not None
+        await wait_for(kube, LEADER_WORKER_SETS, NS, "mn-0",
+                       lambda o: o["spec"]["replicas"] == 1)
+        await wait_for(kube, COMPONENT_DEPLOYMENTS, NS, "mn", lambda o: available_is("True")(o)
+                       and o["status"]["service"]["readyReplicas"] == 1, within=20)
