@@ -84,6 +84,11 @@ def common_env(spec: ComponentSpec, ctx: PodContext) -> list[Json]:
     ]
     if discovery_backend(spec, ctx.settings) != constants.DISCOVERY_ETCD:
         env.append(_var("DYN_DISCOVERY_BACKEND", constants.DISCOVERY_KUBERNETES))
+    annotations = spec.inputs.annotations or {}
+    if annotations.get(constants.ANNOTATION_KUBE_DISCOVERY_MODE) == "container":
+        # Workers register per container (a failover pod's engines rename themselves).
+        env += [_var("CONTAINER_NAME", constants.MAIN_CONTAINER),
+                _var("DYN_KUBE_DISCOVERY_MODE", "container")]
     return env
 
 

@@ -13,8 +13,8 @@ from backends.context import PodContext, discovery_backend, discovery_backend_of
 from backends.deployment import deployment
 from backends.epp import epp_objects, no_inference_pool
 from backends.errors import GenerationError
-from backends.graph_objects import discovery_rbac_of
 from backends.gpu_memory_service import CLAIM_TEMPLATE_API_VERSION, standalone_claim_templates
+from backends.graph_objects import discovery_rbac_of
 from backends.hub_component import HubComponent
 from backends.ingress import ingress, virtual_service
 from backends.leader_worker_set import leader_worker_sets
@@ -131,12 +131,12 @@ def _standalone(hub: HubComponent, settings: OperatorSettings,
                 epp_cluster_role: str = "") -> list[Child]:
     name, namespace = hub.name, hub.namespace
     children = []
+    children += owned(standalone_claim_templates(hub, settings))
     if discovery_backend_of(hub.inputs.annotations, settings) == constants.DISCOVERY_KUBERNETES:
         children += owned(discovery_rbac_of(name, namespace))
     if hub.inputs.component_type == constants.EPP:
         if not settings.inference_pool_enabled:
             raise GenerationError(no_inference_pool([hub.service]))
-    children += owned(standalone_claim_templates(hub, settings))
         spec = hub.model.spec
         # A DCD of its own is its own parent (see component_pod_context).
         dyn_ns = hub.inputs.dynamo_namespace or naming.dynamo_namespace(

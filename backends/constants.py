@@ -30,6 +30,8 @@ ANNOTATION_ORIGIN_VERSION: Final = ORIGIN_VERSION
 ANNOTATION_ENABLE_GROVE: Final = "nvidia.com/enable-grove"
 ANNOTATION_ENABLE_METRICS: Final = "nvidia.com/enable-metrics"
 ANNOTATION_DISCOVERY_BACKEND: Final = "nvidia.com/dynamo-discovery-backend"
+# "container": each container of a pod registers as a worker of its own (failover's engines).
+ANNOTATION_KUBE_DISCOVERY_MODE: Final = "nvidia.com/dynamo-kube-discovery-mode"
 ANNOTATION_DISABLE_PULL_SECRET_DISCOVERY: Final = "nvidia.com/disable-image-pull-secret-discovery"
 ANNOTATION_KAI_QUEUE: Final = "nvidia.com/kai-scheduler-queue"
 ANNOTATION_DEPLOYMENT_STRATEGY: Final = "nvidia.com/deployment-strategy"
@@ -53,7 +55,7 @@ ANNOTATION_RESTART_AT: Final = "nvidia.com/restartAt"
 # The origin version is inherited so the DCD's builders can read their graph's gates
 # (`backends.origin_gates`).
 INHERITED_GRAPH_ANNOTATIONS: Final = (ANNOTATION_ENABLE_METRICS, ANNOTATION_DISCOVERY_BACKEND,
-                                      ANNOTATION_ORIGIN_VERSION)
+                                      ANNOTATION_ORIGIN_VERSION, ANNOTATION_KUBE_DISCOVERY_MODE)
 
 # --- component types ------------------------------------------------------------------------
 FRONTEND: Final = "frontend"

@@ -33,6 +33,7 @@ from backends import constants
 from backends.component_spec import ComponentSpec
 from backends.context import PodContext
 from backends.errors import GenerationError
+from backends.hub_component import HubComponent
 from backends.hub_graph import HubGraph
 from backends.settings import OperatorSettings
 
@@ -55,6 +56,7 @@ __all__ = [
     "gpu_count",
     "graph_claim_templates",
     "refusal",
+    "standalone_claim_templates",
     "wire_client",
 ]
 
@@ -165,6 +167,18 @@ def graph_claim_templates(graph: HubGraph, settings: OperatorSettings) -> list[J
         if template is not None:
             templates.append(template)
     return templates
+
+
+def standalone_claim_templates(dcd: HubComponent, settings: OperatorSettings) -> list[Json]:
+    """The ResourceClaimTemplate a DCD of its own makes for its GMS pods (a graph's DCD uses
+    its graph's); GenerationError for GMS that cannot be rendered here."""
+    if dcd.graph_name():
+        return []
+    refused = refusal(dcd.model.spec, dra_enabled=settings.dra_enabled)
+    if refused is not None:
+        raise GenerationError(refused)
+    template = component_claim_template(dcd.name, dcd.namespace, dcd.service, dcd.model.spec)
+    return [template] if template is not None else []
 
 
 def refusal(component: v1beta1.DynamoComponentDeploymentSharedSpec, *,

@@ -185,7 +185,8 @@ def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeployme
                   settings: OperatorSettings,
                   topologies: Mapping[str, Sequence[str]] | None) -> ComponentSpec:
     """Component `key` (`spec`) as the pods see it: graph env under its own, and the graph's
-    discovery backend and origin version (`backends.origin_gates`) in its annotations."""
+    discovery backend and mode and origin version (`backends.origin_gates`) in its
+    annotations."""
     inputs = with_graph_env(spec, dgd.inputs.component(key), dgd.model.spec.env)
     inputs = with_kv_transfer_policy(dgd, spec, inputs, grove=True, topologies=topologies)
     pod = inputs.pod
@@ -197,6 +198,9 @@ def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeployme
         constants.ANNOTATION_DISCOVERY_BACKEND, settings.discovery_backend
     )
     annotations = with_graph_origin(inputs.annotations, graph_annotations)
+    mode = graph_annotations.get(constants.ANNOTATION_KUBE_DISCOVERY_MODE)
+    if mode is not None:
+        annotations = {constants.ANNOTATION_KUBE_DISCOVERY_MODE: mode, **(annotations or {})}
     if resolved:
         annotations = {constants.ANNOTATION_DISCOVERY_BACKEND: resolved, **(annotations or {})}
     return ComponentSpec(spec, inputs.replace(pod=pod, annotations=annotations))

@@ -32,6 +32,7 @@ from backends.component_deployment import component_deployments
 from backends.component_workload import component_objects
 from backends.constants import DYNAMO_API_VERSION
 from backends.errors import GenerationError
+from backends.gpu_memory_service import standalone_claim_templates
 from backends.graph_children import graph_children, uses_grove
 from backends.hub_component import hub_component
 from backends.hub_graph import HubGraph, hub_graph
@@ -110,8 +111,9 @@ def render(
         return _graph(_hub(hub_graph, written), settings, pull_secrets)
     if kind == "DynamoComponentDeployment":
         _load(DynamoComponentDeployment, data)
-        return component_objects(_hub(hub_component, written), settings,
-                                 pull_secrets=pull_secrets)
+        dcd = _hub(hub_component, written)
+        return [*standalone_claim_templates(dcd, settings),
+                *component_objects(dcd, settings, pull_secrets=pull_secrets)]
     if kind in _NO_CHILDREN:
         return []
     raise GenerationError(f"cannot render kind {kind!r}")
