@@ -7,7 +7,8 @@
   default ClusterTopology `grove-topology` of the nodes' levels): a graph packed in a zone
   reaches Ready with TopologyLevelsAvailable True; one packed in a level the topology lacks
   reports it False with reason TopologyLevelsUnavailable and a Warning; removing a level the
-  first graph uses turns its condition False too.
+  first graph uses turns its condition False too; a policy naming `grove-topology` has every
+  level of it copied onto the workers (`nvidia.com/dynamo-topology.<level>`).
 """
 
 from __future__ import annotations
@@ -133,6 +134,26 @@ async def test_grove_topology_packing_and_its_condition(
         return [e for e in events["items"] if e["involvedObject"].get("name") == "far"
                 and e.get("reason") == "TopologyLevelsUnavailable" and e["type"] == "Warning"]
     await eventually(warned, within=30, what="the Warning event on the graph")
+
+    # A policy naming the ClusterTopology: every level of it is copied onto the workers.
+    by_topology = {"kvTransferPolicy": {"clusterTopologyName": "grove-topology",
+                                        "domain": "rack"}}
+    await env.k("apply", "-f", "-", stdin=json.dumps(graph("racked", 2,
+                                                            experimental=by_topology)))
+    await env.wait_ready("racked", 120)
+
+    async def levels_copied() -> list[Json] | None:
+        workers = await pods(env, "racked", "VllmDecodeWorker")
+        if len(workers) != 2 or not all("nvidia.com/dynamo-topology.host" in
+                                        p["metadata"].get("labels", {}) for p in workers):
+            return None
+        return workers
+    for pod in await eventually(levels_copied, within=60, what="the levels on the workers"):
+        node = (await env.get("node", pod["spec"]["nodeName"]))["metadata"]["labels"]
+        labels = pod["metadata"]["labels"]
+        for level in topology["spec"]["levels"]:
+            assert labels[f"nvidia.com/dynamo-topology.{level['domain']}"] == node[level["key"]]
+        assert main_env(pod)["DYN_KV_TRANSFER_DOMAIN"] == "rack"
 
     # An administrator drops the zone level: the packed graph is told.
     remaining = [lv for lv in topology["spec"]["levels"] if lv["domain"] != "zone"]

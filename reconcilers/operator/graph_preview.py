@@ -3,7 +3,8 @@ nothing: the read half of a reconcile (`reconcilers.graph.reconciler`), for `dif
 
 The graph given may be one not yet applied (a server-side dry run of a file): its children are
 rendered as a reconcile of it would render them now, from what runs (the restart tokens its
-DCDs carry, the worker generations and their pods, the rollout's first step, the MPI Secret).
+DCDs carry, the worker generations and their pods, the rollout's first step, the MPI Secret,
+the ClusterTopology a KV transfer policy names).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from backends.hub_graph import HubGraph
 from backends.mpi_secret import mpi_services
 from backends.worker_generation import LEGACY, rolled_workers, worker_dcd_name
 from controller.store import OWNER_UID_INDEX
+from reconcilers.graph.cluster_topology import cluster_topologies
 from reconcilers.graph.components import ComponentPath
 from reconcilers.graph.grove import GrovePath
 from reconcilers.graph.path import WorkloadPath
@@ -64,7 +66,9 @@ async def preview(ctx: OperatorContext, live: Json, graph: HubGraph, *,
                              planner_cluster_role=planner_cluster_role,
                              epp_cluster_role=epp_cluster_role, mpi_secret=mpi_secret,
                              workers=rollout.plan if rollout is not None else None,
-                             revisions=await owned_revisions(ctx, live))
+                             revisions=await owned_revisions(ctx, live),
+                             topologies=await cluster_topologies(
+                                 ctx, graph, grove=isinstance(path, GrovePath)))
     return Preview(desired, rollout)
 
 
