@@ -1,6 +1,7 @@
-"""Everything a DynamoComponentDeployment runs on: its Deployment (or LeaderWorkerSets), its
-Service, the headless Service of its model, and its Ingress or VirtualService; and that as the
-desired set the child writer applies. The DCD is taken as the hub (`HubComponent`)."""
+"""Everything a DynamoComponentDeployment runs on: its Deployment (or LeaderWorkerSet, in the
+layout `backends.leader_worker_set` describes), its Service, the headless Service of its model,
+and its Ingress or VirtualService; and that as the desired set the child writer applies. The
+DCD is taken as the hub (`HubComponent`)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from backends.gpu_memory_service import CLAIM_TEMPLATE_API_VERSION, standalone_c
 from backends.graph_objects import discovery_rbac_of
 from backends.hub_component import HubComponent
 from backends.ingress import ingress, virtual_service
-from backends.leader_worker_set import leader_worker_sets
+from backends.leader_worker_set import LwsLayout, leader_worker_sets
 from backends.mpi_secret import DIGEST_LABEL, mpi_secret_copy
 from backends.multinode import LWS, node_count
 from backends.services import component_service, model_service
@@ -60,9 +61,11 @@ def component_objects(
     *,
     pull_secrets: Mapping[str, Sequence[str]] | None = None,
     service_account: str = "default",
+    lws_layout: LwsLayout = LwsLayout.NATIVE,
 ) -> list[Json]:
     """The objects a DCD owns, workload first; `service_account` is used by pods that name
-    none. They carry no owner reference: the child writer sets it when it creates them."""
+    none; `lws_layout`: a multinode DCD's (the legacy one only for a DCD found running it).
+    They carry no owner reference: the child writer sets it when it creates them."""
     ctx = component_pod_context(dcd, settings, pull_secrets)
     name = dcd.name
     namespace = ctx.namespace
@@ -71,7 +74,8 @@ def component_objects(
     if multinode:
         if not settings.lws_enabled:
             raise GenerationError("no multinode orchestrator available")
-        objects = leader_worker_sets(dcd, ctx, service_account=service_account)
+        objects = leader_worker_sets(dcd, ctx, service_account=service_account,
+                                     layout=lws_layout)
     else:
         objects = [deployment(dcd, ctx, service_account=service_account)]
     object_labels = labels.dcd_object_labels(dcd)
@@ -109,15 +113,16 @@ def component_children(
     service_account: str = "default",
     mpi_secret: Json | None = None,
     epp_cluster_role: str = "",
+    lws_layout: LwsLayout = LwsLayout.NATIVE,
 ) -> DesiredChildren:
     """The DCD's desired set for the child writer: its objects (the model Service shared with
     every component serving the model) and the kinds it may own under these settings. A DCD
     of its own also gets what a graph would make for it: the discovery RBAC, an EPP's
     ConfigMap, InferencePool and account, and `mpi_secret` (another namespace's MPI SSH
     Secret) copied into its namespace; `epp_cluster_role`: the ClusterRole an EPP's account is
-    bound to (else a Role of the namespace)."""
+    bound to (else a Role of the namespace); `lws_layout` as for `component_objects`."""
     objects = component_objects(dcd, settings, pull_secrets=pull_secrets,
-                                service_account=service_account)
+                                service_account=service_account, lws_layout=lws_layout)
     children = owned(objects)
     if not dcd.graph_name():
         children += _standalone(dcd, settings, epp_cluster_role)
@@ -150,7 +155,8 @@ def _standalone(hub: HubComponent, settings: OperatorSettings,
 def component_kinds(settings: OperatorSettings) -> tuple[Kind, ...]:
     """Kinds a DCD may own under these settings (optional APIs only when installed); what it
     owns of them and no longer wants is deleted, such as the Deployment of a component that
-    became multinode, or what the original operator made and we do not (its debug Services)."""
+    became multinode, the PodGroups of the legacy LeaderWorkerSet layout, or what the original
+    operator made and we do not (its debug Services)."""
     kinds: list[Kind] = [("apps/v1", "Deployment"), ("v1", "Service"),
                          ("networking.k8s.io/v1", "Ingress"), ("v1", "ServiceAccount"),
                          ("rbac.authorization.k8s.io/v1", "Role"),
