@@ -64,7 +64,8 @@ class Child:
     #: carries these labels with our values (None: never; empty: whatever it carries).
     shared_labels: tuple[str, ...] | None = None
     #: Top-level fields the API server refuses to change: a difference recreates the object
-    #: (UNOWNED only; a RoleBinding's roleRef).
+    #: (UNOWNED: a RoleBinding's roleRef, compared with the live one; OWNED: a
+    #: ResourceClaimTemplate's spec, recreated when the desired object changed).
     immutable: tuple[str, ...] = ()
     #: UNOWNED copies of objects the cache holds without their content (Secrets): drift is
     #: this label's value (a digest of the content) differing, and a live object without our

@@ -14,7 +14,11 @@ from backends.context import PodContext, discovery_backend, discovery_backend_of
 from backends.deployment import deployment
 from backends.epp import epp_objects, no_inference_pool
 from backends.errors import GenerationError
-from backends.gpu_memory_service import CLAIM_TEMPLATE_API_VERSION, standalone_claim_templates
+from backends.gpu_memory_service import (
+    CLAIM_TEMPLATE_API_VERSION,
+    CLAIM_TEMPLATE_IMMUTABLE,
+    standalone_claim_templates,
+)
 from backends.graph_objects import discovery_rbac_of
 from backends.hub_component import HubComponent
 from backends.ingress import ingress, virtual_service
@@ -136,7 +140,8 @@ def _standalone(hub: HubComponent, settings: OperatorSettings,
                 epp_cluster_role: str = "") -> list[Child]:
     name, namespace = hub.name, hub.namespace
     children = []
-    children += owned(standalone_claim_templates(hub, settings))
+    children += [Child(t, immutable=CLAIM_TEMPLATE_IMMUTABLE)
+                 for t in standalone_claim_templates(hub, settings)]
     if discovery_backend_of(hub.inputs.annotations, settings) == constants.DISCOVERY_KUBERNETES:
         children += owned(discovery_rbac_of(name, namespace))
     if hub.inputs.component_type == constants.EPP:

@@ -42,6 +42,7 @@ Json = dict[str, Any]
 __all__ = [
     "CLAIM_NAME",
     "CLAIM_TEMPLATE_API_VERSION",
+    "CLAIM_TEMPLATE_IMMUTABLE",
     "DEFAULT_DEVICE_CLASS",
     "INTER_POD",
     "INTRA_POD",
@@ -64,6 +65,8 @@ INTRA_POD = "IntraPod"
 INTER_POD = "InterPod"
 CLAIM_NAME = "intrapod-shared-gpu"
 CLAIM_TEMPLATE_API_VERSION = "resource.k8s.io/v1"
+#: What the API server never changes in a claim template: a new one replaces it.
+CLAIM_TEMPLATE_IMMUTABLE = ("spec",)
 DEFAULT_DEVICE_CLASS = "gpu.nvidia.com"
 #: The claim template's one device request.
 REQUEST_NAME = "gpus"

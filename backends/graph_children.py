@@ -20,7 +20,11 @@ from backends.children import Child, DesiredChildren, Kind, ObjectRef, Write, ow
 from backends.component_deployment import component_deployments
 from backends.epp import epp_services, graph_epp_objects, no_inference_pool
 from backends.errors import GenerationError
-from backends.gpu_memory_service import CLAIM_TEMPLATE_API_VERSION, graph_claim_templates
+from backends.gpu_memory_service import (
+    CLAIM_TEMPLATE_API_VERSION,
+    CLAIM_TEMPLATE_IMMUTABLE,
+    graph_claim_templates,
+)
 from backends.graph_objects import (
     discovery_rbac,
     persistent_volume_claims,
@@ -107,7 +111,8 @@ def graph_children(
         children += [Child(o) for o in discovery_rbac(hub)]
     children += _epp_objects(hub, settings, epps)
     # GPU memory service: the claim templates exist before the pods that use them.
-    children += [Child(t) for t in graph_claim_templates(hub, settings)]
+    children += [Child(t, immutable=CLAIM_TEMPLATE_IMMUTABLE)
+                 for t in graph_claim_templates(hub, settings)]
     if uses_grove(hub, settings):
         children += _grove(hub, settings, tokens, pull_secrets, topologies)
         # Grove replaces the pods itself; the history still lets `rollout undo` go back.

@@ -276,6 +276,11 @@ class ChildWriter:
         wanted_hash = hashes[index]
         if wanted_hash is None:
             wanted_hash = hashes[index] = intern_hash(spec_hash(child.obj))
+        if child.immutable and live is not None and needs_update(live, child.obj, wanted_hash):
+            # The server changes none of these fields (a ResourceClaimTemplate's spec): the
+            # child is made anew; what was made from the old one keeps what it has.
+            await self.delete(parent, resource, _namespace(child.obj), child.name)
+            return await self._create(parent, resource, child.obj, wanted_hash)
         return await self.apply(parent, resource, child.obj, wanted_hash)
 
     async def _prune(self, parent: Json, kind: Kind, wanted: set[tuple[Kind, str]]
