@@ -3,10 +3,16 @@
 Each of `spec.replicas` groups is a leader pod `<lws>-<g>` and `size-1` worker pods
 `<lws>-<g>-<w>`, labelled as LWS labels them (name, group-index, worker-index, group-key,
 template-revision-hash) with the LWS_* environment variables, behind a headless Service
-`<lws>`. The real controller goes through StatefulSets; here the LWS owns its pods directly,
-which is what an operator reading pods and the LWS status sees. A template change recreates
-groups from the highest index down, `maxUnavailable` at a time; RecreateGroupOnPodRestart
-recreates a whole group when one of its pods restarts or disappears.
+`<lws>`. The real controller goes through a leader StatefulSet (and one per group for its
+workers); here the LWS owns its pods directly, keeping what that StatefulSet holds (its
+replicas, partition and the revision it rolls to) in memory, which is what an operator reading
+pods and the LWS status sees. A template change rolls the groups as LWS does (`lws_rollout`):
+surge groups past the last index under `maxSurge`, groups recreated from the highest index down
+as the partition moves, at most `maxUnavailable` of the desired groups down (the StatefulSet
+takes down at most maxUnavailable + maxSurge at once), a group below the partition recreated
+on the old templates. RecreateGroupOnPodRestart recreates a whole group when one of its pods
+restarts or disappears. The status counts groups as LWS does (surge groups included), a group
+being ready when all its pods that are not terminating are there and ready.
 """
 
 from __future__ import annotations
@@ -14,15 +20,24 @@ from __future__ import annotations
 import copy
 import hashlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ..storage import Change
 from .clock import rfc3339
 from .events import EventRecorder
 from .loop import Context, ControlLoop, Key
+from .lws_rollout import (
+    Budgets,
+    GroupState,
+    Leaders,
+    budgets,
+    conditions,
+    rolling_update_parameters,
+    status_counts,
+)
 from .objects import (
     condition,
-    int_or_percent,
     owner_reference,
     pod_from_template,
     pod_phase,
@@ -55,6 +70,20 @@ def _with_env(pod: Json, env: dict[str, str]) -> None:
                             if k not in names] + existing
 
 
+@dataclass
+class _LeaderSet:
+    """What the leader StatefulSet of an LWS holds: its replicas and partition, the revision
+    (and templates) it rolls to, the LWS replicas it was written for, and the revision (and
+    templates) of the groups below its partition while a rollout runs."""
+
+    replicas: int
+    partition: int
+    revision: str
+    templates: Json
+    lws_replicas: int
+    old: tuple[str, Json] | None = None
+
+
 class LeaderWorkerSetController(ControlLoop):
     """Leader and worker pods per group, and the LWS status."""
 
@@ -68,6 +97,8 @@ class LeaderWorkerSetController(ControlLoop):
         self.creates = CreateAttempts(self.writer, self.delays)
         #: The real pods come from StatefulSets: their refusals are that controller's events.
         self.statefulset_events = EventRecorder(self.writer, "statefulset-controller")
+        #: The leader StatefulSet of each LWS, by uid.
+        self._sets: dict[str, _LeaderSet] = {}
 
     def initial_keys(self) -> Iterable[Key]:
         return [(o["metadata"]["namespace"], o["metadata"]["name"])
@@ -88,7 +119,11 @@ class LeaderWorkerSetController(ControlLoop):
             return None
         namespace, name = key
         lws = self.writer.get(LWS, namespace, name)
-        if lws is None or terminating(lws):
+        if lws is None:
+            live = {o["metadata"]["uid"] for o in self.writer.list_objects(LWS)}
+            self._sets = {uid: s for uid, s in self._sets.items() if uid in live}
+            return None
+        if terminating(lws):
             return None
         spec = lws.get("spec") or {}
         lwt = spec.get("leaderWorkerTemplate") or {}
@@ -104,22 +139,64 @@ class LeaderWorkerSetController(ControlLoop):
             except (KeyError, ValueError):
                 continue
         uid = lws["metadata"]["uid"]
-        # Scale down: groups past the end go.
+        rolling = (spec.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}
+        b = budgets(rolling, want)
+        leader_set = self._leader_set(uid, groups, want, revision, lwt, b, size)
+        # The StatefulSet scales down (surge groups reclaimed, or fewer replicas).
         for g, members in groups.items():
-            if g >= want:
+            if g >= leader_set.replicas:
                 self._delete_group(uid, g, members)
         policy = lwt.get("restartPolicy", "RecreateGroupOnPodRestart")
-        for g in range(want):
+        for g in range(leader_set.replicas):
             members = [p for p in groups.get(g, []) if not terminating(p)]
             if self._needs_recreate(uid, g, members, size, policy):
                 self._delete_group(uid, g, groups.get(g, []))
                 groups[g] = []
-        self._roll(lws, groups, want, revision)
-        for g in range(want):
-            if not self._fill_group(lws, g, groups.get(g, []), size, revision):
+        self._roll(uid, leader_set, groups, size, b)
+        for g in range(leader_set.replicas):
+            old = leader_set.old if g < leader_set.partition else None
+            templates, made_as = (old[1], old[0]) if old else (lwt, revision)
+            if not self._fill_group(lws, g, groups.get(g, []), size, templates, made_as):
                 break
-        self._write_status(lws, want, size, revision)
+        self._write_status(lws, want, size, revision, b)
         return self.creates.retry_after(lws)
+
+    def _leader_set(self, uid: str, groups: dict[int, list[Json]], want: int, revision: str,
+                    lwt: Json, b: Budgets, size: int) -> _LeaderSet:
+        """The leader StatefulSet as LWS writes it this time: the partition and replicas of
+        `lws_rollout.rolling_update_parameters`."""
+        current = self._sets.get(uid)
+        if current is None and groups:
+            # Groups without a StatefulSet in memory (the controller restarted): as they stand.
+            top = max(groups) + 1
+            stale = any(p["metadata"]["labels"].get(REVISION) != revision
+                        for members in groups.values() for p in members)
+            current = _LeaderSet(top, top if stale else 0, "" if stale else revision, {},
+                                 want)
+        updated = current is not None and current.revision != revision
+        states = [] if current is None else [self._state(groups.get(g, []), size, revision)
+                                              for g in range(current.replicas)]
+        partition, replicas = rolling_update_parameters(
+            replicas=want, b=b, sts_replicas=None if current is None else current.replicas,
+            sts_partition=0 if current is None else current.partition, states=states,
+            original_replicas=want if current is None else current.lws_replicas,
+            updated=updated)
+        old = None if current is None else current.old
+        if updated and old is None and current is not None and current.templates:
+            old = (current.revision, current.templates)  # the groups below the partition
+        if partition == 0 and all(self._state(groups.get(g, []), size, revision).updated
+                                  for g in range(replicas)):
+            old = None  # the rollout is done
+        # The StatefulSet is written with the LWS's replicas each time (LWS's annotation).
+        leader_set = _LeaderSet(replicas, partition, revision, copy.deepcopy(lwt), want, old)
+        self._sets[uid] = leader_set
+        return leader_set
+
+    def _state(self, members: list[Json], size: int, revision: str) -> GroupState:
+        live = [p for p in members if not terminating(p)]
+        return GroupState(self._group_ready(members, size), bool(live) and len(live) == size
+                          and all(p["metadata"]["labels"].get(REVISION) == revision
+                                  for p in live))
 
     # --- groups --------------------------------------------------------------------------
 
@@ -143,24 +220,22 @@ class LeaderWorkerSetController(ControlLoop):
             if not terminating(pod):
                 self.writer.delete(PODS, pod)
 
-    def _roll(self, lws: Json, groups: dict[int, list[Json]], want: int, revision: str) -> None:
-        """Recreate outdated groups from the highest index down, maxUnavailable at a time."""
-        ru = ((lws["spec"].get("rolloutStrategy") or {}).get("rollingUpdateConfiguration")
-              or {})
-        budget = max(1, int_or_percent(ru.get("maxUnavailable", 1), want, round_up=False))
-        partition = int(ru.get("partition") or 0)
-        size = int((lws["spec"].get("leaderWorkerTemplate") or {}).get("size", 1))
-        unavailable = sum(1 for g in range(want) if not self._group_ready(groups.get(g, []),
-                                                                           size))
-        for g in reversed(range(partition, want)):
+    def _roll(self, uid: str, leader_set: _LeaderSet, groups: dict[int, list[Json]],
+              size: int, b: Budgets) -> None:
+        """The leader StatefulSet's rolling update: groups at or above the partition not on
+        its revision are recreated from the highest index down; a group that is down goes at
+        once, a ready one only while fewer than maxUnavailable + maxSurge groups are down."""
+        unavailable = sum(1 for g in range(leader_set.replicas)
+                          if not self._group_ready(groups.get(g, []), size))
+        for g in reversed(range(leader_set.partition, leader_set.replicas)):
             members = groups.get(g, [])
-            outdated = any(p["metadata"]["labels"].get(REVISION) != revision for p in members)
-            if not outdated:
+            if not any(p["metadata"]["labels"].get(REVISION) != leader_set.revision
+                       for p in members if not terminating(p)):
                 continue
             ready = self._group_ready(members, size)
-            if ready and unavailable >= budget:
+            if ready and unavailable >= b.statefulset_max_unavailable:
                 break
-            self._delete_group(lws["metadata"]["uid"], g, members)
+            self._delete_group(uid, g, members)
             groups[g] = []
             if ready:
                 unavailable += 1
@@ -169,13 +244,13 @@ class LeaderWorkerSetController(ControlLoop):
         live = [p for p in members if not terminating(p)]
         return len(live) == size and all(pod_ready(p) for p in live)
 
-    def _fill_group(self, lws: Json, g: int, members: list[Json], size: int,
+    def _fill_group(self, lws: Json, g: int, members: list[Json], size: int, lwt: Json,
                     revision: str) -> bool:
-        """Create the group's missing pods; False when admission refused one."""
+        """Create the group's missing pods from `lwt` (of `revision`); False when admission
+        refused one."""
         lws_name = lws["metadata"]["name"]
         namespace = lws["metadata"]["namespace"]
         existing = {p["metadata"]["name"]: p for p in members}
-        lwt = lws["spec"].get("leaderWorkerTemplate") or {}
         leader_name = f"{lws_name}-{g}"
         startup = lws["spec"].get("startupPolicy", "LeaderCreated")
         leader = existing.get(leader_name)
@@ -222,46 +297,39 @@ class LeaderWorkerSetController(ControlLoop):
 
     # --- status --------------------------------------------------------------------------
 
-    def _write_status(self, lws: Json, want: int, size: int, revision: str) -> float | None:
+    def _write_status(self, lws: Json, want: int, size: int, revision: str,
+                      b: Budgets) -> None:
         pods = [p for p in self.writer.owned(PODS, lws) if not terminating(p)]
         groups: dict[int, list[Json]] = {}
         for pod in pods:
             groups.setdefault(int(pod["metadata"]["labels"].get(GROUP, -1)), []).append(pod)
-        created = sum(1 for g, members in groups.items() if 0 <= g < want and any(
-            p["metadata"]["labels"].get(WORKER) == "0" for p in members))
-        ready = sum(1 for g in range(want) if self._group_ready(groups.get(g, []), size))
-        updated = sum(1 for g in range(want) if groups.get(g) and len(groups[g]) == size and all(
-            p["metadata"]["labels"].get(REVISION) == revision for p in groups[g]))
+        leaders = [Leaders(g, self._group_ready(members, size),
+                           self._state(members, size, revision).updated)
+                   for g, members in sorted(groups.items())
+                   if g >= 0 and any(p["metadata"]["labels"].get(WORKER) == "0"
+                                     for p in members)]
+        counts = status_counts(leaders, want, b.partition)
         old = lws.get("status") or {}
         now = rfc3339()
-        conditions = copy.deepcopy(old.get("conditions") or [])
-        updating = any(p["metadata"]["labels"].get(REVISION) != revision for p in pods)
-        all_good = ready == want and updated == want
-
-        def flip_false(ctype: str) -> None:
-            c = condition(conditions, ctype)
+        found = copy.deepcopy(old.get("conditions") or [])
+        texts = conditions()
+        for ctype in counts.conditions:
+            reason, message = texts[ctype]
+            set_condition(found, ctype, "True", now, reason=reason, message=message)
+        # Available is exclusive with Progressing and UpdateInProgress (either way round).
+        exclusive = ({"Progressing", "UpdateInProgress"} if "Available" in counts.conditions
+                     else {"Available"})
+        for ctype in exclusive:
+            c = condition(found, ctype)
             if c is not None and c.get("status") == "True":
-                set_condition(conditions, ctype, "False", now, reason=c.get("reason"),
+                set_condition(found, ctype, "False", now, reason=c.get("reason"),
                               message=c.get("message"))
-
-        if all_good:
-            set_condition(conditions, "Available", "True", now, reason="AllGroupsReady",
-                          message="All replicas are ready")
-            flip_false("Progressing")
-            flip_false("UpdateInProgress")
-        else:
-            set_condition(conditions, "Progressing", "True", now, reason="GroupsProgressing",
-                          message="Replicas are progressing")
-            flip_false("Available")
-            if updating:
-                set_condition(conditions, "UpdateInProgress", "True", now,
-                              reason="GroupsUpdating", message="Rolling Upgrade is in progress")
-        status: Json = {"conditions": conditions}
-        for field_name, value in (("readyReplicas", ready), ("updatedReplicas", updated),
-                                  ("replicas", created)):
+        status: Json = {"conditions": found}
+        for field_name, value in (("readyReplicas", counts.ready),
+                                  ("updatedReplicas", counts.updated),
+                                  ("replicas", len(leaders))):
             if value:
                 status[field_name] = value
         status["hpaPodSelector"] = f"{NAME}={lws['metadata']['name']},{WORKER}=0"
         status["observedGeneration"] = lws["metadata"].get("generation", 1)
         self.writer.update_status(LWS, lws, status)
-        return None
