@@ -86,6 +86,13 @@ async def test_a_kv_transfer_policy_graphs_workers_carry_their_nodes_zone(
         volume = next(v for v in pod["spec"]["volumes"] if v["name"] == "topology-labels")
         assert volume["downwardAPI"]["items"][0]["path"] == "zone"
     print(f"worker zones: {sorted(zones)}")
+    if env.local is not None:
+        # One node read and one patch per worker, and no more once they are labelled.
+        stats = env.local.stats
+        patches = stats.count(verb="patch", resource="pods", user_agent="dynamo-operator")
+        reads = stats.count(verb="get", resource="nodes", user_agent="dynamo-operator")
+        print(f"operator: {patches} pod patches, {reads} node reads")
+        assert patches == 3 and reads == 3
     (frontend,) = await pods(env, "zoned", "Frontend")
     assert ZONE not in frontend["metadata"].get("labels", {})
     assert "DYN_KV_TRANSFER_DOMAIN" not in main_env(frontend)
