@@ -27,7 +27,8 @@ from api.validation import warnings
 from api.validation.component import UNDECLARED_PVC
 from api.validation.v1beta1_shape import v1beta1_shape
 
-__all__ = ["HUB_WORDING", "hub_wording", "in_hub", "load_valid_view", "validate_stored"]
+__all__ = ["HUB_WORDING", "hub_rules", "hub_wording", "in_hub", "load_valid_view",
+           "validate_stored"]
 
 T = TypeVar("T")
 
@@ -76,7 +77,7 @@ def load_valid_view(cls: type[T], hub: Json, view: Mapping[str, Any]) -> T:
     try:
         model = load_valid(cls, view)
     except InvalidObject as invalid:
-        errors = _hub_rules(invalid.errors)
+        errors = hub_rules(invalid.errors)
         if not errors and not shape and invalid.converted:
             return load(cls, {k: v for k, v in view.items() if k != "status"})
         said = {e.path for e in shape}
@@ -88,7 +89,7 @@ def load_valid_view(cls: type[T], hub: Json, view: Mapping[str, Any]) -> T:
     return model
 
 
-def _hub_rules(errors: list[FieldError]) -> list[FieldError]:
+def hub_rules(errors: list[FieldError]) -> list[FieldError]:
     """The errors of the view that hold for the hub: a mount's PVC need not be declared in
     `spec.pvcs` (`v1beta1` has none; its podTemplate volumes and compilationCache name
     existing claims)."""

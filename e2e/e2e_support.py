@@ -185,7 +185,9 @@ async def worker_dcd(env: Env, graph: str, service: str, within: float = 30) -> 
 
 @dataclass
 class OperatorProcess:
-    """One `dynamo-operator` process; its log is kept beside the test's files."""
+    """One `dynamo-operator` process; its log is kept beside the test's files. With `tree`,
+    the operator of that folder's product packages (an earlier commit's,
+    `old_operator_support`), else the installed one."""
 
     kubeconfig: Path
     namespace: str
@@ -193,11 +195,16 @@ class OperatorProcess:
     name: str = "op"
     extra: list[str] = field(default_factory=list)
     proc: asyncio.subprocess.Process | None = None
+    tree: Path | None = None
 
     async def start(self) -> None:
         env = {k: v for k, v in os.environ.items() if k not in ("KUBECONFIG", "POD_NAMESPACE")}
         env["POD_NAME"] = self.name
-        args = [str(OPERATOR), "--kubeconfig", str(self.kubeconfig),
+        program = [str(OPERATOR)]
+        if self.tree is not None:
+            program = [sys.executable, "-m", "reconcilers.operator"]
+            env["PYTHONPATH"] = str(self.tree)
+        args = [*program, "--kubeconfig", str(self.kubeconfig),
                 "--leader-election-namespace", self.namespace,
                 # Short enough for a takeover test, long enough that a few seconds' stall of
                 # the loaded 2-core machine does not make a leader give up and exit (2 s did).
@@ -209,7 +216,8 @@ class OperatorProcess:
                 "--kube-api-qps", "0", "--log-format", "json", *self.extra]
         with self.log_path.open("ab") as log:
             self.proc = await asyncio.create_subprocess_exec(
-                *args, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log, env=env)
+                *args, stdin=asyncio.subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                cwd=self.tree)
 
     @property
     def running(self) -> bool:

@@ -18,13 +18,10 @@ Needs helm (`make venv`) and git (the old operator's code); skipped on a real cl
 from __future__ import annotations
 
 import asyncio
-import io
 import json
 import os
 import shutil
-import subprocess
 import sys
-import tarfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -32,6 +29,7 @@ from typing import Any
 import pytest
 import yaml
 from e2e_support import EXAMPLES, ROOT, Env, OperatorProcess, eventually
+from old_operator_support import git, operator_tree
 
 from hack.localcluster.simulation import SimulationConfig
 from hack.localcluster.testing import Kubectl, running_cluster
@@ -57,28 +55,25 @@ pytestmark = [
 
 
 def old_operator_tree(dest: Path) -> Path:
-    """The product packages of the commit before the storage flip (the merge base of this
-    checkout and main, or HEAD's first parent without main), unpacked into `dest`."""
-    def git(*args: str) -> bytes:
-        return subprocess.run(["git", "-C", str(ROOT), *args], check=True,
-                              capture_output=True, timeout=60).stdout
-
-    commit = _before_flip(git)
-    archive = git("archive", "--format=tar", commit, "api", "backends", "controller",
-                  "reconcilers")
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(dest, filter="data")
-    return dest
+    """The product packages of the commit before the storage flip, unpacked into `dest`."""
+    return operator_tree(_before_flip(), dest)
 
 
-def _before_flip(git: Any) -> str:
-    """The newest commit whose DGD CRD still stores v1alpha1."""
-    for commit in git("rev-list", "-n", "400", "HEAD").decode().split():
-        crd = git("show", f"{commit}:deploy/crds/nvidia.com_dynamographdeployments.yaml")
-        versions = yaml.safe_load(crd)["spec"]["versions"]
+def _before_flip() -> str:
+    """The newest commit whose DGD CRD still stores v1alpha1: the first parent of the flip,
+    found among the commits that changed that CRD (parsing the CRD of every commit since the
+    flip outgrew the test's time as history grew)."""
+    path = "deploy/crds/nvidia.com_dynamographdeployments.yaml"
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    newer = "HEAD"
+    for commit in git("rev-list", "-n", "400", "HEAD", "--", path).decode().split():
+        versions = yaml.load(git("show", f"{commit}:{path}"), Loader=loader)["spec"]["versions"]
         if any(v["name"] == "v1alpha1" and v["storage"] for v in versions):
-            return str(commit)
-    raise AssertionError("no commit with v1alpha1 stored in the last 400")
+            if newer == "HEAD":
+                return str(commit)
+            return git("rev-parse", f"{newer}^").decode().strip()
+        newer = commit
+    raise AssertionError("no commit with v1alpha1 stored in the last 400 changes of the CRD")
 
 
 async def helm(env: Env, *args: str) -> str:

@@ -154,3 +154,20 @@ def test_the_origin_version_must_be_a_version_in_both_api_versions() -> None:
         good = copy.deepcopy(obj)
         good["metadata"]["annotations"] = {"nvidia.com/dynamo-operator-origin-version": "1.2.0"}
         assert decide(DynamoGraphDeployment, _request(good), POLICY).allowed
+
+
+def test_a_v1beta1_compilation_cache_names_an_existing_claim() -> None:
+    """v1beta1 has no `spec.pvcs`: its compilationCache names a claim of the namespace, which
+    the v1alpha1 view's rule (declared in spec.pvcs) does not hold for (as for stored ones)."""
+    beta = {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoGraphDeployment",
+            "metadata": {"name": "g", "namespace": "ns"},
+            "spec": {"backendFramework": "vllm", "components": [{
+                "name": "Worker", "type": "worker", "replicas": 1,
+                "compilationCache": {"pvcName": "cache"},
+                "podTemplate": {"spec": {"containers": [{"name": "main", "image": "i:1"}]}}}]}}
+    response = decide(DynamoGraphDeployment, _request(beta), POLICY)
+    assert response.allowed, response.message
+    # The v1alpha1 form still declares its claims.
+    alpha = _dgd(volumeMounts=[{"name": "cache", "useAsCompilationCache": True}])
+    response = decide(DynamoGraphDeployment, _request(alpha), POLICY)
+    assert not response.allowed and 'PVC "cache" is not declared in spec.pvcs' in response.message
