@@ -24,7 +24,7 @@ from e2e_support import DCD, DGD, Env, OperatorProcess, eventually
 
 from controller.client import KubeClient
 from controller.errors import is_transient
-from reconcilers.machinery.resources import PODS
+from reconcilers.machinery.resources import GRAPH_DEPLOYMENTS, PODS
 
 Json = dict[str, Any]
 GRAPH = "lwsroll"
@@ -73,9 +73,12 @@ class Groups:
     present: int
     #: Images of the serving groups.
     images: tuple[str, ...]
+    #: The graph's status.rollingUpdate.phase and Ready condition status.
+    phase: str | None = None
+    ready: str | None = None
 
 
-def _groups(t: float, pods: list[Json]) -> Groups:
+def _groups(t: float, pods: list[Json], graph: Json | None = None) -> Groups:
     by_group: dict[str, list[Json]] = {}
     for pod in pods:
         if not pod["metadata"].get("deletionTimestamp"):
@@ -88,26 +91,34 @@ def _groups(t: float, pods: list[Json]) -> Groups:
     serving = [members for members in by_group.values()
                if len(members) == 2 and all(ready(p) for p in members)]
     images = tuple(sorted(m[0]["spec"]["containers"][0]["image"] for m in serving))
-    return Groups(t, len(serving), len(by_group), images)
+    status = (graph or {}).get("status") or {}
+    ready_condition: Json = next((c for c in status.get("conditions") or []
+                            if c.get("type") == "Ready"), {})
+    return Groups(t, len(serving), len(by_group), images,
+                  (status.get("rollingUpdate") or {}).get("phase"), ready_condition.get("status"))
 
 
 @contextlib.asynccontextmanager
 async def _sampled(kube: KubeClient, namespace: str) -> AsyncIterator[list[Groups]]:
-    """The worker's groups every 100 ms for the block."""
+    """The worker's groups (and the graph's rollout phase and readiness) every 100 ms for the
+    block."""
     series: list[Groups] = []
     start = time.monotonic()
 
     async def run() -> None:
         while True:
             try:
-                pods = await kube.list(PODS, namespace,
-                                       label_selector=f"leaderworkerset.sigs.k8s.io/name="
-                                                      f"{WORKER_LWS}")
-            except Exception as err:
-                if not is_transient(err):
+                async with asyncio.TaskGroup() as group:
+                    pods = group.create_task(kube.list(
+                        PODS, namespace,
+                        label_selector=f"leaderworkerset.sigs.k8s.io/name={WORKER_LWS}"))
+                    graph = group.create_task(kube.get(GRAPH_DEPLOYMENTS, namespace, GRAPH))
+            except BaseExceptionGroup as errors:
+                if not all(is_transient(e) for e in errors.exceptions):
                     raise
             else:
-                series.append(_groups(time.monotonic() - start, pods.get("items") or []))
+                series.append(_groups(time.monotonic() - start,
+                                      pods.result().get("items") or [], graph.result()))
             await asyncio.sleep(0.1)
 
     task = asyncio.create_task(run(), name="lws-group-sampler")
@@ -125,7 +136,8 @@ async def _rolled(env: Env) -> bool:
     status = (lws or {}).get("status") or {}
     graph = await env.get(DGD, GRAPH)
     gstatus = graph.get("status") or {}
-    ready = next((c for c in gstatus.get("conditions") or [] if c["type"] == "Ready"), {})
+    ready: Json = next((c for c in gstatus.get("conditions") or [] if c["type"] == "Ready"),
+                       {})
     pods = await env.get("pods", selector=f"leaderworkerset.sigs.k8s.io/name={WORKER_LWS}")
     now = _groups(0, pods["items"])
     return (now.serving == now.present == REPLICAS and set(now.images) == {NEW}
@@ -155,7 +167,8 @@ async def test_an_image_change_replaces_the_groups_within_the_budget(
         await env.k("patch", DGD, GRAPH, "--type=merge", "-p", json.dumps(patch))
         await eventually(lambda: _rolled(env), within=120, what="every group on the new image")
     for point in series:  # shown when the test fails
-        print(round(point.t, 2), point.serving, point.present, point.images)
+        print(round(point.t, 2), point.serving, point.present, point.images, point.phase,
+              point.ready)
     assert len(series) > 50, len(series)
     assert min(p.serving for p in series) >= floor
     assert max(p.present for p in series) <= ceiling
@@ -165,6 +178,12 @@ async def test_an_image_change_replaces_the_groups_within_the_budget(
         assert max(p.present for p in series) == REPLICAS + 1  # the surge group ran
     else:
         assert min(p.serving for p in series) == REPLICAS - 1
+    # The graph tells the rollout (status.rollingUpdate, Ready False while groups are mixed).
+    phases = [p.phase for p in series]
+    assert "InProgress" in phases and phases[-1] == "Completed", sorted(set(map(str, phases)))
+    assert phases.index("InProgress") < len(phases) - phases[::-1].index("Completed") - 1
+    mixed = [p for p in series if set(p.images) == {OLD, NEW}]
+    assert all(p.ready == "False" and p.phase == "InProgress" for p in mixed), mixed[:3]
     assert await env.names(LWS) == [WORKER_LWS]
     assert await env.names(DCD) == sorted([f"{GRAPH}-frontend", WORKER_DCD])
     events = json.loads(await env.k("get", "events", "-o", "json"))["items"]
