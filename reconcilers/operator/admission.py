@@ -4,8 +4,9 @@ One handler per kind, for all five, at the paths of the original operator (which
 for the scaling adapter: its path is made the same way), for CREATE and UPDATE. A create
 must pass the create rules; an update the update rules, which also compare with the old object
 (backendFramework and DynamoModel fields immutable, the DGDR spec frozen once profiling started,
-replicas owned by a scaling adapter). A graph's origin-version annotation, when given, must be a
-version (`api.origin_version`). Deprecated fields come back as warnings. A delete, and an
+replicas owned by a scaling adapter), plus the rules of what is written only
+(`api.validation.admission_only`: a graph's origin version, a v1alpha1 frontendSidecar's
+container name). Deprecated fields come back as warnings. A delete, and an
 update of an object being deleted (finalizers being removed), is always admitted, and so is
 anything in a namespace another, namespace-restricted, operator claims. A refusal carries
 its reason for `dynamo_operator_webhook_denials_total` (`reconcilers.machinery.denials`:
@@ -38,7 +39,6 @@ from api.convert import load
 from api.errors import ConversionError, FieldError
 from api.hub_errors import hub_rules, in_hub
 from api.kube import Json
-from api.origin_version import validate_origin_version
 from api.v1alpha1 import (
     DynamoComponentDeployment,
     DynamoGraphDeployment,
@@ -47,6 +47,7 @@ from api.v1alpha1 import (
     DynamoModel,
 )
 from api.validation import validate, warnings
+from api.validation.admission_only import admission_only
 from api.validation.v1beta1_shape import v1beta1_shape
 from controller.webhook import AdmissionRequest, AdmissionResponse, Handler
 from reconcilers.machinery.denials import BAD_REQUEST, denial_cause
@@ -148,7 +149,7 @@ def _decide_spoke(kind: type, request: AdmissionRequest, obj_json: Json, old_jso
                   policy: AdmissionPolicy) -> AdmissionResponse:
     """The rules, on a v1alpha1 object."""
     errors, notes = _checked(kind, request, obj_json, old_json, policy)
-    return _answer(errors, [str(w) for w in notes])
+    return _answer([*admission_only(obj_json), *errors], [str(w) for w in notes])
 
 
 def _decide_hub(kind: type, request: AdmissionRequest, obj_json: Json, old_json: Json | None,
@@ -167,7 +168,7 @@ def _decide_hub(kind: type, request: AdmissionRequest, obj_json: Json, old_json:
     # A field the shape rules refused already is said once, in v1beta1's words.
     said = {e.path for e in shape}
     mapped = [e for e in in_hub(errors, obj_json, spoke) if e.path not in said]
-    return _answer([*shape, *mapped],
+    return _answer([*admission_only(obj_json), *shape, *mapped],
                    [str(w) for w in in_hub(notes, obj_json, spoke)])
 
 
@@ -182,11 +183,6 @@ def _checked(kind: type, request: AdmissionRequest, obj_json: Json, old_json: Js
     errors = validate(obj, old,
                       replicas_authorized=policy.may_write_owned_replicas(request.username),
                       namespace_restricted=policy.namespace_restricted)
-    if kind is DynamoGraphDeployment:
-        # At admission only: a graph stored without the webhook with another value keeps
-        # reconciling (its origin reads as unknown, `backends.origin_gates`).
-        errors = [*validate_origin_version(obj_json.get("metadata", {}).get("annotations")),
-                  *errors]
     return errors, warnings(obj)
 
 

@@ -4,9 +4,10 @@ identity, warnings, and what is always admitted."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
-from api.v1alpha1 import DynamoGraphDeployment, DynamoModel
+from api.v1alpha1 import DynamoComponentDeployment, DynamoGraphDeployment, DynamoModel
 from controller.webhook import AdmissionRequest
 from reconcilers.operator.admission import WEBHOOKS, AdmissionPolicy, decide
 
@@ -171,3 +172,26 @@ def test_a_v1beta1_compilation_cache_names_an_existing_claim() -> None:
     alpha = _dgd(volumeMounts=[{"name": "cache", "useAsCompilationCache": True}])
     response = decide(DynamoGraphDeployment, _request(alpha), POLICY)
     assert not response.allowed and 'PVC "cache" is not declared in spec.pvcs' in response.message
+
+
+def test_a_v1alpha1_frontend_sidecar_needs_its_container_name_free() -> None:
+    """As the original: the generated `sidecar-frontend` may not clash with a container of
+    extraPodSpec (a 422 naming the field); a graph without the clash is admitted."""
+    clash = _dgd(frontendSidecar={"image": "fe:1"}, extraPodSpec={
+        "mainContainer": {"image": "i:1"},
+        "containers": [{"name": "sidecar-frontend", "image": "x:1"}]})
+    response = decide(DynamoGraphDeployment, _request(clash), POLICY)
+    assert not response.allowed and response.code == 422
+    assert response.message.startswith(
+        "spec.services.Frontend.frontendSidecar: Invalid value: cannot inject the frontend "
+        'sidecar: a container named "sidecar-frontend" already exists in '
+        "extraPodSpec.containers"), response.message
+    fine = copy.deepcopy(clash)
+    fine["spec"]["services"]["Frontend"]["extraPodSpec"]["containers"][0]["name"] = "logs"
+    assert decide(DynamoGraphDeployment, _request(fine), POLICY).allowed
+    dcd = {"apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoComponentDeployment",
+           "metadata": {"name": "d", "namespace": "ns"},
+           "spec": copy.deepcopy(clash["spec"]["services"]["Frontend"])}
+    request = dataclasses.replace(_request(dcd), resource="dynamocomponentdeployments")
+    response = decide(DynamoComponentDeployment, request, POLICY)
+    assert not response.allowed and "spec.frontendSidecar: Invalid value" in response.message
