@@ -28,8 +28,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
-
 from api.conversion.pod_template import FRONTEND_SIDECAR as DEFAULT_NAME
 from api.kube import copy_json
 from backends import constants
@@ -103,12 +101,12 @@ def _template_container(spec: ComponentSpec, name: str) -> Json | None:
 def frontend_container(spec: ComponentSpec, ctx: PodContext, given: Json,
                        mounts: list[Json]) -> Json:
     """The frontend's default container with `given` (the user's) merged over it."""
-    # The frontend of this graph: its Dynamo namespace, discovery and pod, a frontend's type;
-    # no runtime version (the original's sidecar context has none).
+    # The frontend of this graph: its Dynamo namespace, discovery and pod, a frontend's type.
     frontend = ComponentSpec(
-        attrs.evolve(spec.spec, runtime_version_override=None),
-        spec.inputs.replace(component_type=constants.FRONTEND, sub_component_type=None))
+        spec.spec, spec.inputs.replace(component_type=constants.FRONTEND, sub_component_type=None))
     default = default_container(frontend, ctx)
+    # The original's sidecar context has no runtime version: no version-gated startup probe.
+    default.pop("startupProbe", None)
     if given.get("command") and not given.get("args"):
         default.pop("args", None)
     container = merge_over(default, {k: v for k, v in given.items()

@@ -250,3 +250,15 @@ def test_a_standalone_dcd_opts_in_through_its_pod_template() -> None:
     assert env(containers(pod_of(dcd))["fe"])["DYN_COMPONENT"] == "frontend"
     del dcd["spec"]["podTemplate"]["metadata"]
     assert list(containers(pod_of(dcd))) == ["main"]
+
+
+def test_the_sidecar_has_no_runtime_version() -> None:
+    """The frontend's startup probe is gated on the runtime version; the sidecar's context has
+    none (as the original's), whatever the component's runtimeVersionOverride."""
+    obj = beta_graph(STAMPED)
+    obj["spec"]["components"][0]["runtimeVersionOverride"] = "1.6.0"
+    assert "startupProbe" not in containers(grove_pod(obj))["fe"]
+    obj["spec"]["components"][0]["type"] = "frontend"
+    del obj["spec"]["components"][0]["frontendSidecar"]
+    obj["spec"]["components"][0]["podTemplate"]["spec"]["containers"].pop()
+    assert "startupProbe" in containers(grove_pod(obj))["main"]  # a frontend's own has it
