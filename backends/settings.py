@@ -35,7 +35,8 @@ class OperatorSettings:
     grove_enabled: bool = False
     #: LeaderWorkerSet (and Volcano) are installed: multinode components can run on the DCD path.
     lws_enabled: bool = True
-    #: Gang-schedule LeaderWorkerSet pods with Volcano (a PodGroup per LeaderWorkerSet).
+    #: Volcano is installed: LeaderWorkerSet pods are scheduled by it (gang scheduling is LWS's
+    #: own Volcano provider's; the legacy layout had a PodGroup per LeaderWorkerSet).
     volcano_enabled: bool = True
     #: Grove gang-termination delay in seconds; 0 leaves Grove's own default.
     grove_termination_delay_seconds: int = 15 * 60
