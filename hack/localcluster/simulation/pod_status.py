@@ -2,7 +2,8 @@
 
 `PodRun` is the kubelet's memory of one pod (stage, restarts, timestamps); `pod_status` turns
 it into the JSON status: phase, conditions in the kubelet's order, container statuses with
-state / lastState / restartCount / ready / started, addresses and start time.
+state / lastState / restartCount / ready / started (an init container with restartPolicy
+Always, a sidecar, runs on once the pod is initialized), addresses and start time.
 """
 
 from __future__ import annotations
@@ -220,9 +221,15 @@ def _init_status(c: Json, run: PodRun, done: bool) -> Json:
         out["imageID"] = f"{image.rsplit(':', 1)[0]}@sha256:{_digest(image)}"
         cid = "containerd://" + _digest(f"{run.uid}/init/{c.get('name')}")
         out["containerID"] = cid
-        out["state"] = {"terminated": {"exitCode": 0, "reason": "Completed",
-                                       "startedAt": run.start_time,
-                                       "finishedAt": run.start_time, "containerID": cid}}
+        if c.get("restartPolicy") == "Always":
+            # A sidecar (restartable init container) keeps running beside the containers:
+            # started, and ready (its probes are not simulated), as the kubelet reports it.
+            out["started"] = True
+            out["state"] = {"running": {"startedAt": run.start_time}}
+        else:
+            out["state"] = {"terminated": {"exitCode": 0, "reason": "Completed",
+                                           "startedAt": run.start_time,
+                                           "finishedAt": run.start_time, "containerID": cid}}
     else:
         out["state"] = {"waiting": {"reason": "PodInitializing"}}
     return out
