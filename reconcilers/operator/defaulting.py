@@ -23,7 +23,8 @@ from typing import Any
 from api.origin_version import ORIGIN_VERSION, parse_origin_version
 from controller.webhook import AdmissionRequest, AdmissionResponse, Handler
 
-__all__ = ["MUTATING_PATH", "MUTATING_WEBHOOK_NAME", "origin_stamp_handler", "stamp_patch"]
+__all__ = ["MUTATING_PATH", "MUTATING_WEBHOOK_NAME", "created", "origin_stamp_handler",
+           "stamp_patch"]
 
 Json = dict[str, Any]
 
@@ -69,6 +70,23 @@ def stamp_patch(request: AdmissionRequest, version: str) -> list[Json]:
         return [{"op": "add", "path": "/metadata", "value": {
             "annotations": {ORIGIN_VERSION: wanted}}}]
     return [{"op": "add", "path": "/metadata/annotations", "value": {ORIGIN_VERSION: wanted}}]
+
+
+def created(doc: Json, version: str) -> Json:
+    """`doc` as its create would store it: a graph of ours without the stamp gets `version`
+    (a copy); anything else is returned as it is."""
+    group = str(doc.get("apiVersion") or "").split("/")[0]
+    if doc.get("kind") != "DynamoGraphDeployment" or group != "nvidia.com" or \
+            _stamp(doc) is not None:
+        return doc
+    metadata: Json = _mapping(doc.get("metadata"))
+    annotations: Json = _mapping(metadata.get("annotations"))
+    return {**doc, "metadata": {**metadata,
+                                "annotations": {**annotations, ORIGIN_VERSION: version}}}
+
+
+def _mapping(value: Any) -> Json:
+    return value if isinstance(value, dict) else {}
 
 
 def _stamp(obj: Json | None) -> str | None:

@@ -1,7 +1,11 @@
 """`dynamo-operator render -f FILE`: the objects the operator would create for the manifests
 in FILE (YAML, several documents allowed; "-" reads stdin), printed without a cluster. Other
 documents of the file (Namespaces, HPAs, ScaledObjects...) are printed unchanged; our kinds
-that render to nothing are skipped with one line each on stderr."""
+that render to nothing are skipped with one line each on stderr.
+
+A graph is rendered as the operator would create it: stamped with this operator's origin
+version unless the manifest states one (`reconcilers.operator.defaulting`), so what is gated
+on it (`backends.origin_gates`, a frontendSidecar say) shows."""
 
 from __future__ import annotations
 
@@ -13,7 +17,9 @@ import yaml
 from backends.errors import GenerationError
 from backends.render import render_documents
 from backends.settings import OperatorSettings
+from reconcilers.operator.defaulting import created
 from reconcilers.operator.manifest_files import ManifestError, read_documents
+from reconcilers.operator.version import VERSION
 
 
 def main(argv: list[str]) -> int:
@@ -28,7 +34,8 @@ def main(argv: list[str]) -> int:
     try:
         # As on a cluster serving DRA (resource.k8s.io/v1), which GPU memory service needs.
         settings = OperatorSettings(grove_enabled=options.grove, dra_enabled=True)
-        objects, notes = render_documents(read_documents(options.filename), settings)
+        documents = [created(doc, VERSION) for doc in read_documents(options.filename)]
+        objects, notes = render_documents(documents, settings)
     except (OSError, yaml.YAMLError, ManifestError, GenerationError) as exc:
         print(f"dynamo-operator render: {exc}", file=sys.stderr)
         return 1

@@ -16,6 +16,8 @@ from backend_cases import to_yaml
 from backends.render import render_all
 from backends.settings import OperatorSettings
 from reconcilers.operator.cli import main
+from reconcilers.operator.defaulting import created
+from reconcilers.operator.version import VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 MANIFESTS = ROOT / "tests" / "api" / "manifests"
@@ -31,7 +33,8 @@ def test_render_prints_every_object_of_every_document(
     assert main(["render", "-f", str(path)]) == 0
     out = capsys.readouterr().out
     printed = list(yaml.safe_load_all(out))
-    expected = render_all(yaml.safe_load_all(path.read_text()))
+    # As created: the graph stamped with the operator's origin version.
+    expected = render_all(created(d, VERSION) for d in yaml.safe_load_all(path.read_text()))
     assert printed == expected
     assert out.count("\n---\n") + 1 == len(printed) == 9
     assert [(o["kind"], o["metadata"]["name"]) for o in printed][3:6] == [
@@ -142,4 +145,29 @@ def test_output_does_not_depend_on_hash_seeds_or_map_order(tmp_path: Path) -> No
         env={**os.environ, "PYTHONHASHSEED": "12345"},
     )
     grove = OperatorSettings(grove_enabled=True)
-    assert result.stdout.decode() == to_yaml(render_all(manifests, grove))
+    stamped = [created(d, VERSION) for d in manifests]
+    assert result.stdout.decode() == to_yaml(render_all(stamped, grove))
+
+
+def test_a_frontend_sidecar_renders_as_on_a_cluster(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A graph is rendered as its create stores it (stamped with the origin version), so its
+    frontendSidecar shows; one stamped by an older operator shows what that one renders."""
+    graph = yaml.safe_load(AGG.read_text())
+    worker = next(s for s in graph["spec"]["services"].values()
+                  if s.get("componentType") == "worker")
+    worker["frontendSidecar"] = {"image": "nvcr.io/nvidia/ai-dynamo/frontend:1.0.0"}
+
+    def worker_containers(doc: dict[str, object]) -> list[str]:
+        path = tmp_path / "graph.yaml"
+        path.write_text(yaml.safe_dump(doc))
+        assert main(["render", "-f", str(path)]) == 0
+        printed = list(yaml.safe_load_all(capsys.readouterr().out))
+        [deployment] = [o for o in printed if o["kind"] == "Deployment"
+                        and o["spec"]["template"]["metadata"]["labels"].get(
+                            "nvidia.com/dynamo-component-type") == "worker"]
+        return sorted(c["name"] for c in deployment["spec"]["template"]["spec"]["containers"])
+
+    assert worker_containers(graph) == ["main", "sidecar-frontend"]
+    graph["metadata"]["annotations"] = {"nvidia.com/dynamo-operator-origin-version": "0.0.1"}
+    assert worker_containers(graph) == ["main"]
