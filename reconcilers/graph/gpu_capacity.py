@@ -39,8 +39,10 @@ from controller.reconcile import Request
 from reconcilers.graph.gpu_supply import (
     GPU_POD_INDEX,
     ClusterGpus,
+    GpuLedger,
     finished,
     gpu_pod_keys,
+    has_gpus,
 )
 from reconcilers.graph.rollout import Rollout
 from reconcilers.graph.status import (
@@ -137,10 +139,12 @@ def shortfalls(graph: Json, context: ClaimContext, own_pods: Iterable[Json],
 
 
 class GraphGpus:
-    """Counts a graph's GPUs and says when they cannot fit, from the shared cache."""
+    """Counts a graph's GPUs and says when they cannot fit, from the shared cache (and the
+    ledger of what pods use per node that `watch_gpus` keeps)."""
 
     def __init__(self, ctx: OperatorContext) -> None:
         self.ctx = ctx
+        self.ledger: GpuLedger | None = None
 
     @property
     def cluster_wide(self) -> bool:
@@ -148,11 +152,11 @@ class GraphGpus:
 
     def cluster(self) -> ClusterGpus | None:
         """The cluster's GPUs as cached now; None when the operator cannot read nodes."""
-        if not self.cluster_wide:
+        if not self.cluster_wide or self.ledger is None:
             return None
         cache, dra = self.ctx.cache, self.ctx.settings.dra_enabled
         return ClusterGpus(
-            nodes=_store(cache, NODES), pods_on=lambda node: _indexed(cache, f"node/{node}"),
+            self.ledger,
             slices=_store(cache, RESOURCE_SLICES) if dra else list,
             claims=_store(cache, RESOURCE_CLAIMS) if dra else list,
             classes=_store(cache, DEVICE_CLASSES) if dra else list)
@@ -233,10 +237,6 @@ def _store(cache: Cache, resource: Any) -> Callable[[], list[Json]]:
     return lambda: informer.store.list()
 
 
-def _indexed(cache: Cache, key: str) -> list[Json]:
-    return cache.informer(PODS).store.by_index(GPU_POD_INDEX, key)
-
-
 # --- what wakes a graph ------------------------------------------------------------------------
 
 def _warned(graph: Json) -> list[str]:
@@ -253,7 +253,7 @@ def _templates_named(graph: Json) -> list[str]:
 
 def _gpu_state(pod: Json) -> tuple[object, ...]:
     spec = pod.get("spec") or {}
-    return (spec.get("nodeName"), finished(pod), bool(gpu_pod_keys(pod)))
+    return (spec.get("nodeName"), finished(pod), has_gpus(pod))
 
 
 #: A pod matters to capacity when it is bound, finishes or goes (its creation holds nothing).
@@ -262,10 +262,11 @@ _POD_CHANGES = Predicate(create=False, update=lambda old, new: _gpu_state(old) !
 _KEPT_CHANGES = Predicate(update=lambda old, new: old != new)
 
 
-def watch_gpus(manager: Manager, ctx: OperatorContext, controller: Controller) -> None:
-    """Index what counting needs, and wake the graphs it concerns: those carrying the warning
-    on changes of GPU pods, nodes and DRA objects (cluster-wide), those naming a claim
-    template on its changes."""
+def watch_gpus(manager: Manager, ctx: OperatorContext, controller: Controller,
+               gpus: GraphGpus) -> None:
+    """Index and tally what counting needs (`gpus` gets the ledger), and wake the graphs it
+    concerns: those carrying the warning on changes of GPU pods, nodes and DRA objects
+    (cluster-wide), those naming a claim template on its changes."""
     cache = manager.cache
     graphs = cache.informer(GRAPH_DEPLOYMENTS, indexers={WARNED_INDEX: _warned,
                                                          TEMPLATE_INDEX: _templates_named})
@@ -275,7 +276,7 @@ def watch_gpus(manager: Manager, ctx: OperatorContext, controller: Controller) -
                 for g in graphs.store.by_index(WARNED_INDEX, "warned")]
 
     def gpu_pod(pod: Json) -> list[Request]:
-        return warned(pod) if gpu_pod_keys(pod) else []
+        return warned(pod) if has_gpus(pod) else []
 
     def naming(template: Json) -> list[Request]:
         meta = template.get("metadata") or {}
@@ -289,6 +290,10 @@ def watch_gpus(manager: Manager, ctx: OperatorContext, controller: Controller) -
     if ctx.namespace is not None:
         return
     pods = cache.informer(PODS, indexers={GPU_POD_INDEX: gpu_pod_keys})
+    nodes = cache.informer(NODES)
+    gpus.ledger = GpuLedger()
+    nodes.add_handler(gpus.ledger.node_handler())
+    pods.add_handler(gpus.ledger.pod_handler())
     controller.watch(pods, gpu_pod, _POD_CHANGES)
     for resource in (NODES, *((RESOURCE_SLICES, RESOURCE_CLAIMS, DEVICE_CLASSES) if dra
                               else ())):

@@ -13,8 +13,10 @@ is said about it rather than something wrong).
 
 What the cache holds for this is trimmed to the fields read here (`CACHE_TRANSFORMS`); Pods
 keep their GPU fields (`backends.gpu_demand.gpu_fields`, through `machinery.pod_problems`) and
-are indexed by node and by graph when they have any (`GPU_POD_INDEX`), so counting walks the
-GPU pods only.
+are indexed by graph when they have any (`GPU_POD_INDEX`). What the pods on each node request
+is tallied as their events come (`GpuLedger`, an aggregate beside the store's indexes), so
+asking what is free walks the nodes, never the pods: a thousand pending graphs reconciling
+while their pods are being placed would otherwise walk every GPU pod each time.
 """
 
 from __future__ import annotations
@@ -26,10 +28,11 @@ from functools import cached_property
 from typing import Any
 
 from backends import constants
-from backends.dra_demand import is_device_class
+from backends.dra_demand import Pools, add_pools, is_device_class
 from backends.gpu_demand import pod_pools
-from controller.informer import Transform, compact
+from controller.informer import DeletedFinalStateUnknown, EventHandler, Transform, compact
 from controller.resource import Resource
+from controller.store import object_key
 from reconcilers.machinery.resources import (
     DEVICE_CLASSES,
     NODES,
@@ -44,13 +47,15 @@ __all__ = [
     "CACHE_TRANSFORMS",
     "GPU_POD_INDEX",
     "ClusterGpus",
+    "GpuLedger",
     "PoolSupply",
     "device_selected",
     "finished",
     "gpu_pod_keys",
+    "has_gpus",
 ]
 
-#: Index of the pods with GPU fields: `node/<name>` once bound, `graph/<namespace>/<graph>`.
+#: Index of the pods with GPU fields by their graph: `graph/<namespace>/<graph>`.
 GPU_POD_INDEX = "dynamo-gpu-pods"
 _FINISHED = ("Succeeded", "Failed")
 
@@ -119,16 +124,19 @@ def finished(pod: Json) -> bool:
 
 
 def gpu_pod_keys(pod: Json) -> list[str]:
-    """Index keys of a pod with GPU fields: its node once bound, its graph."""
+    """Index keys of a pod with GPU fields: its graph's, `graph/<namespace>/<graph>`."""
     spec = pod.get("spec") or {}
     if not spec.get("resourceClaims") and not pod_pools(spec):
         return []
     meta = pod.get("metadata") or {}
-    keys = [f"node/{spec['nodeName']}"] if spec.get("nodeName") else []
     graph = (meta.get("labels") or {}).get(constants.LABEL_GRAPH_NAME)
-    if graph:
-        keys.append(f"graph/{meta.get('namespace', '')}/{graph}")
-    return keys
+    return [f"graph/{meta.get('namespace', '')}/{graph}"] if graph else []
+
+
+def has_gpus(pod: Json) -> bool:
+    """Whether a (trimmed) pod asks any GPU or names any claim."""
+    spec = pod.get("spec") or {}
+    return bool(spec.get("resourceClaims")) or bool(pod_pools(spec))
 
 
 # --- which devices a class selects -------------------------------------------------------------
@@ -199,23 +207,113 @@ class PoolSupply:
     exists: bool = True
 
 
-class ClusterGpus:
-    """The cluster's GPUs as the cache holds them now, by pool. Each source is read when first
-    needed (a graph that asks no DRA GPUs never reads the slices), once."""
+class GpuLedger:
+    """The usable nodes, and per extended resource what they have, what the bound unfinished
+    pods on them request (terminating ones until gone) and so what is free: kept as the Node
+    and Pod informers' events come, so that asking costs nothing however many pods run."""
 
-    def __init__(self, nodes: Callable[[], Iterable[Json]],
-                 pods_on: Callable[[str], Iterable[Json]],
+    def __init__(self) -> None:
+        self._nodes: dict[str, Pools] = {}  # usable nodes: their allocatable `*/gpu`
+        self._used: dict[str, Pools] = {}  # per node, usable or not
+        self._pods: dict[str, tuple[str, Pools]] = {}
+        self.allocatable: Pools = {}
+        self.free: Pools = {}
+        self._largest: Pools | None = None
+
+    def usable(self, node: str) -> bool:
+        return node in self._nodes
+
+    def supply(self, resource: str) -> PoolSupply:
+        if self._largest is None:
+            self._largest = {}
+            for pools in self._nodes.values():
+                for name, count in pools.items():
+                    self._largest[name] = max(self._largest.get(name, 0), count)
+        return PoolSupply(self.allocatable.get(resource, 0), self.free.get(resource, 0),
+                          self._largest.get(resource, 0))
+
+    def node_handler(self) -> EventHandler:
+        """Keeps the nodes (add it to the Node informer)."""
+        return EventHandler(on_add=self.put_node, on_update=lambda _, new: self.put_node(new),
+                            on_delete=lambda n: self._set_node(_key(n), None))
+
+    def pod_handler(self) -> EventHandler:
+        """Keeps the pods' requests (add it to the Pod informer)."""
+        return EventHandler(on_add=self.put_pod, on_update=lambda _, new: self.put_pod(new),
+                            on_delete=lambda p: self._set_pod(_key(p), None))
+
+    def put_node(self, node: Json) -> None:
+        allocatable = ((node.get("status") or {}).get("allocatable") or {}).items()
+        pools = {k: _whole(v) for k, v in allocatable if str(k).endswith("/gpu")}
+        self._set_node(object_key(node), pools if _usable(node) else None)
+
+    def put_pod(self, pod: Json) -> None:
+        node = (pod.get("spec") or {}).get("nodeName")
+        pools = pod_pools(pod.get("spec") or {}) if node and not finished(pod) else {}
+        self._set_pod(object_key(pod), (str(node), pools) if pools else None)
+
+    def _set_node(self, name: str, pools: Pools | None) -> None:
+        before = self._nodes.get(name)
+        self._count(name, before, -1)
+        if pools is None:
+            self._nodes.pop(name, None)
+        else:
+            self._nodes[name] = {k: v for k, v in pools.items() if v}
+        self._count(name, self._nodes.get(name), 1)
+        if before != self._nodes.get(name):
+            self._largest = None
+
+    def _count(self, node: str, pools: Pools | None, sign: int) -> None:
+        """Add (or take away) a usable node's allocatable and free amounts to the totals."""
+        if pools is None:
+            return
+        used = self._used.get(node, {})
+        add_pools(self.allocatable, pools, sign)
+        add_pools(self.free, {k: max(v - used.get(k, 0), 0) for k, v in pools.items()}, sign)
+
+    def _set_pod(self, key: str, placed: tuple[str, Pools] | None) -> None:
+        before = self._pods.get(key)
+        if before == placed:
+            return  # most pod events (status, readiness) change nothing counted here
+        if before is not None:
+            del self._pods[key]
+            self._use(*before, sign=-1)
+        if placed is not None:
+            self._pods[key] = placed
+            self._use(*placed, sign=1)
+
+    def _use(self, node: str, pools: Pools, sign: int) -> None:
+        allocatable = self._nodes.get(node)
+        used = self._used.setdefault(node, {})
+        for name, count in pools.items():
+            before = used.get(name, 0)
+            after = used[name] = before + sign * count
+            if allocatable is not None:
+                have = allocatable.get(name, 0)
+                self.free[name] = (self.free.get(name, 0) + max(have - after, 0)
+                                   - max(have - before, 0))
+            if not after:
+                del used[name]
+        if not used:
+            del self._used[node]
+
+
+def _key(obj: Json | DeletedFinalStateUnknown) -> str:
+    return obj.key if isinstance(obj, DeletedFinalStateUnknown) else object_key(obj)
+
+
+class ClusterGpus:
+    """The cluster's GPUs as the cache holds them now, by pool: extended resources from the
+    ledger, device classes from the DRA objects, each read when first needed (a graph that
+    asks no DRA GPUs never reads the slices), once."""
+
+    def __init__(self, ledger: GpuLedger,
                  slices: Callable[[], Iterable[Json]] = list,
                  claims: Callable[[], Iterable[Json]] = list,
                  classes: Callable[[], Iterable[Json]] = list) -> None:
-        self._nodes, self._pods_on = nodes, pods_on
+        self.ledger = ledger
         self._slices, self._claims, self._classes = slices, claims, classes
         self._memo: dict[str, PoolSupply | None] = {}
-
-    @cached_property
-    def usable(self) -> dict[str, Json]:
-        """The nodes that take pods (Ready, not cordoned), by name."""
-        return {n["metadata"]["name"]: n for n in self._nodes() if _usable(n)}
 
     @cached_property
     def classes(self) -> dict[str, Json]:
@@ -234,25 +332,13 @@ class ClusterGpus:
         """The supply of a pool; None when it cannot be known."""
         if pool not in self._memo:
             self._memo[pool] = (self._devices(pool) if is_device_class(pool)
-                                else self._resource(pool))
+                                else self.ledger.supply(pool))
         return self._memo[pool]
 
     def most_devices(self, device_class: str) -> int:
         """The most devices of the class one node offers (0 when unknown)."""
         supply = self.supply(device_class)
         return supply.largest if supply is not None else 0
-
-    def _resource(self, name: str) -> PoolSupply:
-        total = free = largest = 0
-        for node_name, node in self.usable.items():
-            allocatable = _whole(((node.get("status") or {}).get("allocatable") or {}).get(
-                name, 0))
-            used = sum(pod_pools(p.get("spec") or {}).get(name, 0)
-                       for p in self._pods_on(node_name) if not finished(p))
-            total += allocatable
-            free += max(allocatable - used, 0)
-            largest = max(largest, allocatable)
-        return PoolSupply(total, free, largest)
 
     def _devices(self, name: str) -> PoolSupply | None:
         device_class = self.classes.get(name)
@@ -264,7 +350,7 @@ class ClusterGpus:
         for resource_slice in _newest(self._slices()):
             spec = resource_slice["spec"]
             node = str(spec.get("nodeName") or "")
-            if node and node not in self.usable:
+            if node and not self.ledger.usable(node):
                 continue
             driver, pool = str(spec.get("driver")), str((spec.get("pool") or {}).get("name"))
             for device in spec.get("devices") or ():

@@ -329,9 +329,11 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
         watches += [(POD_CLIQUES, _by_graph_label), (POD_CLIQUE_SCALING_GROUPS, _by_graph_label)]
     # As the original: the graph's own status writes and the creation of its children (its
     # own doing) wake nothing; their updates and deletions do.
+    reconciler = GraphDeploymentReconciler(ctx)
     controller = manager.add_controller(
-        GRAPH_DEPLOYMENTS.kind, GraphDeploymentReconciler(ctx).reconcile,
+        GRAPH_DEPLOYMENTS.kind, reconciler.reconcile,
         for_=GRAPH_DEPLOYMENTS, owns=owns, watches=watches,
         max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME),
         for_predicate=STATUS_ONLY_IGNORED, owns_predicate=CREATE_IGNORED)
-    watch_gpus(manager, ctx, controller)  # capacity changes wake the graphs told of its lack
+    # Capacity changes wake the graphs told of its lack.
+    watch_gpus(manager, ctx, controller, reconciler.gpus)

@@ -10,6 +10,7 @@ from backends.dra_demand import ClaimContext
 from reconcilers.graph.gpu_capacity import shortfalls
 from reconcilers.graph.gpu_supply import (
     ClusterGpus,
+    GpuLedger,
     device_selected,
     gpu_pod_keys,
     trim_claim,
@@ -67,9 +68,12 @@ def allocated(node_name: str, *indexes: int) -> Json:
 
 def cluster(nodes: list[Json], pods: list[Json], slices: Sequence[Json] = (),
             claims: Sequence[Json] = (), classes: Sequence[Json] = ()) -> ClusterGpus:
-    def on(name: str) -> list[Json]:
-        return [p for p in pods if f"node/{name}" in gpu_pod_keys(p)]
-    return ClusterGpus(lambda: nodes, on, lambda: list(slices), lambda: list(claims),
+    ledger = GpuLedger()
+    for n in nodes:
+        ledger.put_node(n)
+    for p in pods:
+        ledger.put_pod(p)
+    return ClusterGpus(ledger, lambda: list(slices), lambda: list(claims),
                        lambda: list(classes))
 
 
@@ -92,6 +96,41 @@ def test_free_gpus_are_the_usable_nodes_allocatable_less_what_bound_pods_request
     assert supply is not None
     assert (supply.allocatable, supply.free, supply.largest) == (16, 10, 8)
     assert cluster(nodes, pods).supply("amd.com/gpu") == type(supply)(0, 0, 0)
+
+
+def test_the_ledger_follows_nodes_and_pods_as_they_come_and_go() -> None:
+    ledger = GpuLedger()
+    nodes, pods = ledger.node_handler(), ledger.pod_handler()
+    assert nodes.on_add and nodes.on_update and nodes.on_delete
+    assert pods.on_add and pods.on_update and pods.on_delete
+
+    def free() -> tuple[int, int, int]:
+        supply = ledger.supply("nvidia.com/gpu")
+        return supply.allocatable, supply.free, supply.largest
+
+    pending = pod("w", 2, graph="g")
+    pods.on_add(pending)
+    pods.on_add(pod("x", 3, "a"))  # bound before its node is seen
+    assert free() == (0, 0, 0)
+    nodes.on_add(node("a", 8))
+    assert free() == (8, 5, 8)
+    bound = pod("w", 2, "a", graph="g")
+    pods.on_update(pending, bound)
+    assert free() == (8, 3, 8)
+    nodes.on_add(node("b", 4))
+    assert free() == (12, 7, 8)
+    nodes.on_update(node("a", 8), node("a", 8, cordoned=True))
+    assert free() == (4, 4, 4)
+    nodes.on_update(node("a", 8, cordoned=True), node("a", 8))
+    pods.on_update(bound, pod("w", 2, "a", graph="g", phase="Failed"))
+    assert free() == (12, 9, 8)
+    pods.on_delete(pod("x", 3, "a"))
+    nodes.on_delete(node("b", 4))
+    assert free() == (8, 8, 8)
+    # more requested than a node has (a stale count): nothing below zero
+    pods.on_add(pod("y", 9, "a"))
+    assert free() == (8, 0, 8)
+    assert gpu_pod_keys(bound) == ["graph/ns/g"] and gpu_pod_keys(pod("x", 0, "a")) == []
 
 
 def test_a_heartbeat_leaves_the_trimmed_node_as_it_was() -> None:
