@@ -119,7 +119,7 @@ def test_a_graph_without_the_stamp_keeps_the_old_pods() -> None:
 
 def test_a_stamped_v1alpha1_graph_gets_the_frontend_sidecar() -> None:
     template = dcd_pod(alpha_graph(STAMPED))
-    check_golden("frontend-sidecar-v1alpha1-deployment", [template])
+    check_golden("frontend_sidecar/v1alpha1-deployment", [template])
     pod = template["spec"]
     sidecar = containers(pod)["sidecar-frontend"]
     assert sidecar["image"] == FRONTEND_IMAGE
@@ -151,7 +151,7 @@ def test_both_versions_and_both_paths_render_one_sidecar() -> None:
         containers(dcd_pod(alpha)["spec"])["sidecar-frontend"]
     # Grove renders the graph itself: the v1beta1 container keeps its name.
     grove = grove_pod(beta)
-    check_golden("frontend-sidecar-v1beta1-clique", [grove])
+    check_golden("frontend_sidecar/v1beta1-clique", [grove])
     fe = containers(grove)["fe"]
     assert fe == {**containers(grove_pod(alpha))["sidecar-frontend"], "name": "fe"}
     # The graph's env is main's, as the original gives it (the sidecar states its own).
