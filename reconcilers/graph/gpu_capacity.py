@@ -4,7 +4,8 @@
 `dynamo_operator_graph_gpus`) counts what the graph's pods take at its desired replicas,
 multinode pods and DRA claims included (`backends.gpu_demand`, `backends.dra_demand`), plus,
 while a worker rollout holds two generations, each rolled component's surge (`min(desired,
-maxSurge)` replicas more; none with Recreate).
+maxSurge)` replicas more; none with Recreate); and what its ready replicas take, those of every
+generation during a rollout (each counted with the graph's current spec).
 
 A pending graph whose remaining GPUs cannot fit gets the Ready reason `insufficient_capacity`
 with the numbers, as soon as the operator can tell, before its pods sit Pending: per pool (an
@@ -197,7 +198,11 @@ class GraphGpus:
         """`status.gpus` of the graph now."""
         cluster = self.cluster()
         context = await self.claims(live, cluster=cluster)
-        return graph_gpus(live, readiness, context, surge_replicas(rollout))
+        # While a rollout runs, a service reports its target generation; its GPUs run in all.
+        rolling = rollout is not None and rollout.step.rolling
+        ready = {name: sum(g.ready for g in state.generations.values())
+                 for name, state in (rollout.services if rollout and rolling else {}).items()}
+        return graph_gpus(live, readiness, context, surge_replicas(rollout), ready)
 
     async def check(self, live: Json, verdict: Verdict, rollout: Rollout | None) -> Verdict:
         """`verdict`, or `insufficient_capacity` with the numbers when the graph's remaining

@@ -13,10 +13,10 @@ is said about it rather than something wrong).
 
 What the cache holds for this is trimmed to the fields read here (`CACHE_TRANSFORMS`); Pods
 keep their GPU fields (`backends.gpu_demand.gpu_fields`, through `machinery.pod_problems`) and
-are indexed by graph when they have any (`GPU_POD_INDEX`). What the pods on each node request
-is tallied as their events come (`GpuLedger`, an aggregate beside the store's indexes), so
-asking what is free walks the nodes, never the pods: a thousand pending graphs reconciling
-while their pods are being placed would otherwise walk every GPU pod each time.
+are indexed by graph when they have any (`GPU_POD_INDEX`). The nodes' allocatable GPUs and what
+the pods on them request are tallied as their events come (`GpuLedger`, an aggregate beside the
+store's indexes), so asking what is free reads totals: a thousand pending graphs reconciling
+while their pods are being placed would otherwise walk every node and GPU pod each time.
 """
 
 from __future__ import annotations

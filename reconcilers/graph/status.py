@@ -122,16 +122,19 @@ def with_rolling_update(status: Json, rolling_update: Json | None) -> None:
 
 def graph_gpus(graph: Json, services: Iterable[ServiceReadiness],
                claims: ClaimContext | None = None,
-               surge: Mapping[str, int] | None = None) -> Json:
+               surge: Mapping[str, int] | None = None,
+               ready_replicas: Mapping[str, int] | None = None) -> Json:
     """`status.gpus` of a graph as stored: the GPUs of its components' desired replicas (plus
     `surge` replicas per component while a rollout may hold them), and of the replicas its
-    services report ready; the devices of its pods' DRA claims through `claims`, a claim
+    services report ready (`ready_replicas` where they do not tell it all: a rollout's
+    generations together); the devices of its pods' DRA claims through `claims`, a claim
     its pods share counted once."""
     per_replica = replica_gpus(graph, claims)
     desired = {str(c.get("name", "")): c.get("replicas", 1)
                for c in (graph.get("spec") or {}).get("components") or []
                if isinstance(c, dict)}
     ready = {s.service: _count((s.replica_status or {}).get("readyReplicas")) for s in services}
+    ready.update(ready_replicas or {})
     requested = running = 0
     shared: dict[str, int] = {}
     running_shared: dict[str, int] = {}

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from backends.dra_demand import ClaimContext
-from reconcilers.graph.gpu_capacity import shortfalls
+from backends.worker_generation import WorkerPlan
+from reconcilers.graph.gpu_capacity import shortfalls, surge_replicas
 from reconcilers.graph.gpu_supply import (
     ClusterGpus,
     GpuLedger,
@@ -19,6 +20,8 @@ from reconcilers.graph.gpu_supply import (
     trim_slice,
 )
 from reconcilers.graph.readiness import ServiceReadiness
+from reconcilers.graph.rollout import Rollout
+from reconcilers.graph.rollout_plan import RolloutStep, ServiceState, budget
 from reconcilers.graph.status import graph_gpus
 from reconcilers.machinery.pod_problems import trim_pod
 
@@ -225,4 +228,24 @@ def test_the_status_counts_dra_claims_and_a_rollouts_surge() -> None:
     # 3 replicas of 2 + 1 GPUs, and the shared claim's 4 once
     assert graph_gpus(graph, ready, context) == {"requested": 13, "running": 7}
     assert graph_gpus(graph, ready, context, {"Worker": 1}) == {"requested": 16, "running": 7}
+    # mid-rollout, the ready replicas of every generation run
+    assert graph_gpus(graph, ready, context, {"Worker": 1}, {"Worker": 3}) == {
+        "requested": 16, "running": 13}
     assert graph_gpus(graph, ready) == {"requested": 6, "running": 2}
+
+
+def test_a_rollouts_surge_while_old_generations_hold_pods() -> None:
+    services = {"decode": ServiceState(4, budget(4, "25%", "25%")),
+                "prefill": ServiceState(2, budget(2, 1, 0)),
+                "solo": ServiceState(1, budget(1, 0, 0)),
+                "recreated": ServiceState(3, budget(3, 1, 0, recreate=True))}
+
+    def rollout(rolling: bool) -> Rollout:
+        step = RolloutStep(WorkerPlan(), rolling=rolling, waiting=False, updated=())
+        return Rollout(step, "abc", {}, None, services=services)
+
+    # 25% of 4 rounded up; 1; zero and zero make one surge; Recreate none
+    assert surge_replicas(rollout(True)) == {"decode": 1, "prefill": 1, "solo": 1}
+    # what a rollout cannot go on without: the components that may lose no replica
+    assert surge_replicas(rollout(True), required=True) == {"prefill": 1, "solo": 1}
+    assert surge_replicas(rollout(False)) == {} and surge_replicas(None) == {}

@@ -21,6 +21,7 @@ from operator_harness import (
     wait_for,
 )
 
+from backends.constants import ANNOTATION_MAX_SURGE, ANNOTATION_MAX_UNAVAILABLE
 from backends.settings import OperatorSettings
 from controller.client import KubeClient
 from controller.resource import Resource
@@ -208,3 +209,28 @@ async def _settled(kube: KubeClient, name: str) -> str:
 async def _state(kube: KubeClient, name: str, state: str) -> bool:
     obj = await kube.get(GRAPH_DEPLOYMENTS, NS, name)
     return (obj.get("status") or {}).get("state") == state
+
+
+async def test_a_rollouts_surge_is_in_the_gpus_it_requests(
+        kube: KubeClient, sim_cluster: LocalCluster, tmp_path: Path) -> None:
+    rolled = graph("roll", 2, gpus=1)
+    rolled["metadata"]["annotations"] = {ANNOTATION_MAX_SURGE: "1",
+                                         ANNOTATION_MAX_UNAVAILABLE: "0"}
+    async with running_operator(tmp_path / "sim" / "kubeconfig", REGISTRATIONS, SETTINGS):
+        await kube.create(GRAPH_DEPLOYMENTS, rolled)
+        await eventually(lambda: _state(kube, "roll", "successful"), within=20,
+                         what="the graph to become ready")
+        done = await kube.get(GRAPH_DEPLOYMENTS, NS, "roll")
+        assert done["status"]["gpus"] == {"requested": 2, "running": 2}
+        # A new worker generation whose pods never get ready: the rollout holds its surge.
+        worker = rolled["spec"]["components"][0]
+        worker["podTemplate"]["metadata"] = {"annotations": {"localcluster.dev/ready": "false"}}
+        worker["podTemplate"]["spec"]["containers"][0]["image"] = IMAGE + "-new"
+        await kube.patch(GRAPH_DEPLOYMENTS, NS, "roll", {"spec": {"components": [worker]}})
+        rolling = await wait_for(
+            kube, GRAPH_DEPLOYMENTS, NS, "roll",
+            lambda o: (o.get("status") or {}).get("gpus", {}).get("requested") == 3, within=20)
+        assert rolling["status"]["rollingUpdate"]["phase"] in ("Pending", "InProgress"), (
+            rolling["status"])
+        # The old generation's two ready replicas still run their GPUs.
+        assert rolling["status"]["gpus"]["running"] == 2, rolling["status"]
