@@ -8,13 +8,17 @@ scheduler's words."""
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
-from e2e_support import DGD, Env, OperatorProcess, eventually
+from e2e_support import DGD, EXAMPLES, Env, OperatorProcess, eventually
+
+from hack.localcluster.server import LocalCluster
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "backends" / "fixtures" / "gms"
+GROVE_CRDS = EXAMPLES.parents[1] / "hack" / "crds" / "grove.yaml"
 CLAIM = "intrapod-shared-gpu"
 BETA_DGD = "dynamographdeployments.v1beta1.nvidia.com"
 
@@ -138,3 +142,19 @@ async def test_a_claim_the_cluster_cannot_allocate_leaves_the_pod_pending(
     assert pod["status"]["phase"] == "Pending" and not pod["spec"].get("nodeName")
     claim = (await claims_of(env, pod))[0]
     assert not (claim.get("status") or {}).get("allocation")
+
+
+async def test_on_grove_the_failover_cliques_run_on_their_claims(
+        env: Env, needs_local: LocalCluster,
+        operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
+    await env.kubectl.run("apply", "-f", str(GROVE_CRDS))
+    await env.kubectl.run("wait", "--for=condition=Established", "--timeout=30s",
+                          "crd/podcliquesets.grove.io")
+    await operators("op")  # after Grove's CRDs: it takes the Grove path
+    await apply(env, fixture("failover.v1beta1.yaml"))
+    await env.wait_ready("vllm-agg-failover", 120)
+    assert await env.get("podcliquesets", "vllm-agg-failover") is not None
+    pods = await check_allocated(env, "vllm-agg-failover", "worker", 2,
+                                 "vllm-agg-failover-worker-gpu")
+    for pod in pods:
+        assert sorted(c["name"] for c in pod["spec"]["containers"]) == ["engine-0", "engine-1"]
