@@ -9,8 +9,10 @@ regular init container if that is more; and the devices of GPU classes its DRA c
 `nodeCount - 1` workers, each from its role's template (`roles[].podTemplate`) where it has one.
 
 A component with `experimental.gpuMemoryService` states its GPUs on its main container as
-`nvidia.com/gpu`, and its pods reach them through a claim of the GMS device class instead (as
-the original renders it): those GPUs are counted in that class's pool.
+`nvidia.com/gpu`, and its pods reach them through one claim of the GMS device class instead,
+shared by main, its failover engines and the extra client containers, which give up their own
+GPU resources (as the original renders it): main's GPUs are counted once, in that class's
+pool.
 
 `replica_gpus` counts by pool (an extended resource or a device class, `dra_demand.Pools`);
 `gpus_per_replica` and `pod_gpus` give the plain totals of extended resources.
@@ -142,15 +144,16 @@ def component_replica_gpus(component: Json, context: ClaimContext | None = None
     gms_class = _gms_class(component) if _gms(component) is not None else None
     pods: list[tuple[Mapping[str, int], int]] = []
     shared: dict[str, Mapping[str, int]] = {}
+    clients = {"main", *((_gms(component) or {}).get("extraClientContainers") or ())}
     for role, count in roles:
         spec = _pod_spec(component, role)
-        pools = pod_pools(spec, context)
-        if gms_class is not None:
-            moved = _container_pools(_main_container(spec))
-            for pool, gpus in moved.items():
-                pools[pool] -= gpus
-            pools = add_pools({p: n for p, n in pools.items() if n > 0},
-                              {gms_class: sum(moved.values())})
+        if gms_class is None:
+            pools = pod_pools(spec, context)
+        else:
+            # The GMS clients share the claim, sized by what main asks, in place of their own.
+            moved = sum(_container_pools(_main_container(spec)).values())
+            pools = add_pools(pod_pools(_without_gpus(spec, clients), context),
+                              {gms_class: moved})
         pods.append((pools, count))
         shared.update(pod_claim_gpus(spec, context).shared)
     return ReplicaGpus(tuple(pods), shared)
@@ -190,6 +193,18 @@ def _main_container(pod_spec: Json) -> Json:
     containers = list(_dicts(pod_spec.get("containers")))
     main = next((c for c in containers if c.get("name") == "main"), None)
     return main or (containers[0] if containers else {})
+
+
+def _without_gpus(pod_spec: Json, names: set[str]) -> Json:
+    """`pod_spec` with the named containers asking no `*/gpu` (a shallow copy)."""
+    def stripped(container: Json) -> Json:
+        if container.get("name") not in names or not _gpu_resources(container):
+            return container
+        resources = {side: ({k: v for k, v in amounts.items() if not str(k).endswith("/gpu")}
+                            if isinstance(amounts, dict) else amounts)
+                     for side, amounts in (container.get("resources") or {}).items()}
+        return {**container, "resources": resources}
+    return {**pod_spec, "containers": [stripped(c) for c in _dicts(pod_spec.get("containers"))]}
 
 
 def _gms(component: Json) -> Json | None:

@@ -129,6 +129,10 @@ def test_a_gpu_memory_service_takes_its_main_containers_gpus_through_its_class()
     component["experimental"]["gpuMemoryService"]["deviceClassName"] = "fast-gpus"
     component["experimental"]["failover"] = {"numShadows": 1}  # shares the same GPUs
     assert component_replica_gpus(component).pools() == {"fast-gpus": 2, "nvidia.com/gpu": 1}
+    # an extra client container shares the claim instead of its own GPUs
+    component["experimental"]["gpuMemoryService"]["extraClientContainers"] = ["aux"]
+    assert component_replica_gpus(component).pools() == {"fast-gpus": 2}
+    del component["experimental"]["gpuMemoryService"]["extraClientContainers"]
     assert component_gpus_per_replica(component) == 3
     assert gms_device_classes({"spec": {"components": [component, {"name": "f"}]}}) == {
         "fast-gpus"}
