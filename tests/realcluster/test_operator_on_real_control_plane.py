@@ -337,6 +337,7 @@ async def test_missing_apis_are_named_once_and_the_operator_runs_on(
 
 WEBHOOK = "vdynamographdeployment.kb.io"
 CONFIGURATION = "dynamo-operator-validating"
+MUTATING_CONFIGURATION = "dynamo-operator-mutating"
 LONG_SERVICE = "AServiceNameThatIsFarTooLongForGroveObjectNames"
 
 
@@ -393,11 +394,13 @@ async def test_the_real_api_server_calls_the_webhooks(
         await asyncio.sleep(12)  # longer than the keepers' 10 s interval
         assert await _writes(metrics) == settled
     finally:
-        # Nothing of this operator's outlives it: its webhook configuration (failure policy
+        # Nothing of this operator's outlives it: its webhook configurations (failure policy
         # Fail) and the CRDs' conversion pointing at it. Stopped first, so that its keepers
         # cannot write them back.
         if op is not None:
             await op.kill(signal.SIGTERM)
         await kubectl.run("delete", "validatingwebhookconfiguration", CONFIGURATION,
+                          "--ignore-not-found")
+        await kubectl.run("delete", "mutatingwebhookconfiguration", MUTATING_CONFIGURATION,
                           "--ignore-not-found")
         await install_our_crds(kubectl)
