@@ -234,3 +234,19 @@ async def test_a_rollouts_surge_is_in_the_gpus_it_requests(
             rolling["status"])
         # The old generation's two ready replicas still run their GPUs.
         assert rolling["status"]["gpus"]["running"] == 2, rolling["status"]
+
+
+async def test_a_gpu_memory_service_asking_more_devices_than_exist_is_told(
+        kube: KubeClient, sim_cluster: LocalCluster, tmp_path: Path) -> None:
+    """A GMS component's GPUs come through its claim of the device class: 3 pods of 8 are 24
+    devices, where the two nodes publish 16."""
+    gms = graph("gms", 3, gpus=8)
+    gms["spec"]["components"][0]["experimental"] = {"gpuMemoryService": {"mode": "IntraPod"}}
+    async with running_operator(tmp_path / "sim" / "kubeconfig", REGISTRATIONS, SETTINGS):
+        await kube.create(GRAPH_DEPLOYMENTS, gms)
+        warned = await wait_for(kube, GRAPH_DEPLOYMENTS, NS, "gms",
+                                lambda o: ready(o).get("reason") == "insufficient_capacity")
+        assert re.match(r"Not enough GPUs: needs 24 GPUs \(DRA device class gpu\.nvidia\.com\)"
+                        r"(, its pods hold \d+)?, \d+ free of 16 devices\. ",
+                        ready(warned)["message"]), ready(warned)
+        assert warned["status"]["gpus"]["requested"] == 24
