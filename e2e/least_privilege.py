@@ -465,9 +465,19 @@ async def kv_transfer_policy(env: Env) -> None:
     await eventually(labelled, within=90, what="the worker pod's zone label")
 
 
+async def gpu_memory_service(env: Env) -> None:
+    """A GMS graph: the operator writes its ResourceClaimTemplate, whose claims the cluster
+    allocates to the worker pods."""
+    graph = yaml.safe_load((ROOT / "tests" / "backends" / "fixtures" / "gms" /
+                            "gms.v1beta1.yaml").read_text())
+    graph["metadata"].pop("namespace", None)
+    await env.k("apply", "-f", "-", stdin=json.dumps(graph))
+    await env.wait_ready("vllm-agg-gms", 90)
+
+
 #: What a scenario may need beyond the operator's core kinds. (Multinode graphs need LWS or
 #: Grove, which the chart's defaults leave off.)
-PROFILER, GRPC_PROBES = "profiler", "grpc-probes"
+PROFILER, GRPC_PROBES, DRA = "profiler", "grpc-probes", "dra"
 SCENARIOS = [
     Scenario("conversion", conversion),
     Scenario("lifecycle", lifecycle),
@@ -475,6 +485,7 @@ SCENARIOS = [
     Scenario("planner", planner),
     Scenario("epp", epp, frozenset({GRPC_PROBES})),
     Scenario("kv-transfer-policy", kv_transfer_policy),
+    Scenario("gpu-memory-service", gpu_memory_service, frozenset({DRA})),
     Scenario("profiled-request", profiled_request, frozenset({PROFILER})),
     Scenario("discovering-request", discovering_request, frozenset({PROFILER})),
 ]

@@ -34,6 +34,7 @@ import pytest
 
 from e2e.e2e_support import Env, OperatorProcess, eventually, free_port
 from e2e.least_privilege import (
+    DRA,
     GRPC_PROBES,
     HELM,
     RELEASE_NS,
@@ -65,6 +66,7 @@ pytestmark = [pytest.mark.timeout(600, func_only=True),
 
 #: What this cluster lacks for a scenario of the shared run, and why.
 MISSING: dict[str, str] = {
+    DRA: "1.20 serves no resource.k8s.io/v1 (DRA, GA in 1.34): GPU memory service is refused",
     GRPC_PROBES: "the EPP's Deployment has gRPC probes (Kubernetes 1.24+): 1.20 drops the"
                  " unknown `grpc` handler and refuses the probe (422 \"must specify a handler"
                  " type\")",
