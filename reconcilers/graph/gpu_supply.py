@@ -77,12 +77,15 @@ def trim_node(node: Json) -> Json:
 
 def trim_slice(resource_slice: Json) -> Json:
     """A ResourceSlice as counted here: its driver, node, pool and devices' names and
-    attributes."""
+    attributes, each attribute's value unwrapped (`{"string": "gpu"}` held as `"gpu"`: the
+    wrappers were most of a slice's size)."""
     spec = resource_slice.get("spec") or {}
     pool = spec.get("pool") or {}
     kept: Json = {"driver": spec.get("driver"),
                   "pool": {"name": pool.get("name"), "generation": pool.get("generation", 0)},
-                  "devices": [{"name": d.get("name"), "attributes": d.get("attributes") or {}}
+                  "devices": [{"name": d.get("name"),
+                               "attributes": {k: _value(v) for k, v in
+                                              (d.get("attributes") or {}).items()}}
                               for d in spec.get("devices") or () if isinstance(d, dict)]}
     for key in ("nodeName", "allNodes"):
         if spec.get(key):
@@ -156,11 +159,13 @@ def _literal(text: str) -> object:
 
 
 def _value(attribute: object) -> object:
+    """An attribute's value, from the API's wrapper or as `trim_slice` keeps it."""
     if isinstance(attribute, dict):
         for key in ("string", "int", "bool", "version"):
             if key in attribute:
                 return attribute[key]
-    return None
+        return None
+    return attribute
 
 
 def _term(term: str, driver: str, device: Json) -> bool | None:
