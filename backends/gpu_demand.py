@@ -190,9 +190,8 @@ def _pod_spec(component: Json, role: str) -> Json:
 
 
 def _main_container(pod_spec: Json) -> Json:
-    containers = list(_dicts(pod_spec.get("containers")))
-    main = next((c for c in containers if c.get("name") == "main"), None)
-    return main or (containers[0] if containers else {})
+    """The container named `main` ({} without one: GMS wires none then)."""
+    return next((c for c in _dicts(pod_spec.get("containers")) if c.get("name") == "main"), {})
 
 
 def _without_gpus(pod_spec: Json, names: set[str]) -> Json:
