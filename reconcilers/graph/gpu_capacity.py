@@ -10,9 +10,10 @@ generation during a rollout (each counted with the graph's current spec).
 A pending graph whose remaining GPUs cannot fit gets the Ready reason `insufficient_capacity`
 with the numbers, as soon as the operator can tell, before its pods sit Pending: per pool (an
 extended resource or a DRA device class), what the graph needs (its desired replicas, plus the
-surge of a rollout that cannot go on without it, maxUnavailable 0) less what its pods bound to
-nodes hold, against what the cluster has free (`gpu_supply`); or one pod asking more than the
-largest node has. The numbers are in the message, which, as any message of a pending graph,
+surge of a rollout that cannot go on without it, maxUnavailable 0) less what its pods hold (the
+extended resources of those bound to a node, the devices of the claims reserved for them),
+against what the cluster has free (`gpu_supply`); or one pod asking more than the largest node
+has. The numbers are in the message, which, as any message of a pending graph,
 is not rewritten while only they move: the warning is written once, and goes when capacity
 appears or the pods are placed (GPU pods, nodes and DRA objects wake the graphs that carry
 it). A cluster-wide operator only: a namespace-restricted one cannot read nodes.
@@ -20,7 +21,7 @@ it). A cluster-wide operator only: a namespace-restricted one cannot read nodes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 from backends.dra_demand import (
@@ -29,7 +30,6 @@ from backends.dra_demand import (
     add_pools,
     gpu_class,
     is_device_class,
-    pod_claim_gpus,
 )
 from backends.gpu_demand import gms_device_classes, pod_pools, replica_gpus
 from controller.cache import Cache
@@ -44,6 +44,7 @@ from reconcilers.graph.gpu_supply import (
     finished,
     gpu_pod_keys,
     has_gpus,
+    reserved_devices,
 )
 from reconcilers.graph.rollout import Rollout
 from reconcilers.graph.status import (
@@ -69,7 +70,7 @@ from reconcilers.machinery.resources import (
 
 Json = dict[str, Any]
 
-__all__ = ["GraphGpus", "shortfalls", "surge_replicas", "watch_gpus"]
+__all__ = ["GraphGpus", "held_gpus", "shortfalls", "surge_replicas", "watch_gpus"]
 
 #: Ready reasons the early warning may take the place of: a graph on its way, or one whose
 #: pods already wait for capacity (the numbers join the scheduler's words).
@@ -87,9 +88,20 @@ def surge_replicas(rollout: Rollout | None, required: bool = False) -> dict[str,
             if not s.budget.recreate and (not required or s.budget.unavailable == 0)}
 
 
-def shortfalls(graph: Json, context: ClaimContext, own_pods: Iterable[Json],
+def held_gpus(bound_pods: Iterable[Json], claims: Iterable[Json], pods: Collection[str],
+              context: ClaimContext) -> Pools:
+    """What a graph's pods hold: the extended resources of those bound to a node, and the GPU
+    devices of the claims reserved for any of them (`pods`, their names)."""
+    held: Pools = {}
+    for pod in bound_pods:
+        add_pools(held, pod_pools(pod.get("spec") or {}))
+    return add_pools(held, reserved_devices(claims, pods, context.is_gpu))
+
+
+def shortfalls(graph: Json, context: ClaimContext, held: Mapping[str, int],
                surge: Mapping[str, int], cluster: ClusterGpus) -> list[str]:
-    """What of the graph's GPUs cannot fit, in words; empty when nothing is known not to."""
+    """What of the graph's GPUs cannot fit, in words, given what its pods hold (`held_gpus`);
+    empty when nothing is known not to."""
     per_replica = replica_gpus(graph, context)
     desired = {str(c.get("name", "")): c.get("replicas", 1)
                for c in (graph.get("spec") or {}).get("components") or [] if isinstance(c, dict)}
@@ -103,16 +115,8 @@ def shortfalls(graph: Json, context: ClaimContext, own_pods: Iterable[Json],
         add_pools(wanted, gpus.pools(), counts[name])
         if counts[name]:
             shared.update(gpus.shared)
-    held: Pools = {}
-    held_shared: dict[str, Mapping[str, int]] = {}
-    for pod in own_pods:
-        spec = pod.get("spec") or {}
-        add_pools(held, pod_pools(spec, context))
-        held_shared.update(pod_claim_gpus(spec, context).shared)
     for pools in shared.values():
         add_pools(wanted, pools)
-    for pools in held_shared.values():
-        add_pools(held, pools)
     out = []
     for pool in sorted(wanted):
         need = wanted[pool] - held.get(pool, 0)
@@ -213,11 +217,15 @@ class GraphGpus:
         if cluster is None:
             return verdict
         meta = live["metadata"]
+        namespace = meta.get("namespace", "")
         pods = [p for p in await self.ctx.cache.by_index(
-            PODS, GPU_POD_INDEX, f"graph/{meta.get('namespace', '')}/{meta['name']}")
-            if (p.get("spec") or {}).get("nodeName") and not finished(p)]
+            PODS, GPU_POD_INDEX, f"graph/{namespace}/{meta['name']}") if not finished(p)]
+        bound = [p for p in pods if (p.get("spec") or {}).get("nodeName")]
         context = await self.claims(live, pods, cluster)
-        missing = shortfalls(live, context, pods, surge_replicas(rollout, required=True),
+        claims = ([c for c in cluster.claims if c["metadata"].get("namespace") == namespace]
+                  if any((p.get("spec") or {}).get("resourceClaims") for p in pods) else [])
+        held = held_gpus(bound, claims, {p["metadata"]["name"] for p in pods}, context)
+        missing = shortfalls(live, context, held, surge_replicas(rollout, required=True),
                              cluster)
         if not missing:
             return verdict

@@ -22,7 +22,7 @@ while their pods are being placed would otherwise walk every node and GPU pod ea
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -53,6 +53,7 @@ __all__ = [
     "finished",
     "gpu_pod_keys",
     "has_gpus",
+    "reserved_devices",
 ]
 
 #: Index of the pods with GPU fields by their graph: `graph/<namespace>/<graph>`.
@@ -95,17 +96,54 @@ def trim_slice(resource_slice: Json) -> Json:
 
 
 def trim_claim(claim: Json) -> Json:
-    """A ResourceClaim as counted here: its requests and the devices allocated to it."""
+    """A ResourceClaim as counted here: its requests, the devices allocated to it and the pods
+    it is reserved for (by name)."""
     meta = claim.get("metadata") or {}
-    allocation = (claim.get("status") or {}).get("allocation") or {}
+    status = claim.get("status") or {}
+    allocation = status.get("allocation") or {}
     results = [{k: r.get(k) for k in ("request", "driver", "pool", "device")}
                for r in (allocation.get("devices") or {}).get("results") or ()]
     trimmed: Json = {"metadata": {"name": meta.get("name"), "namespace": meta.get("namespace")},
                      "spec": {"devices": {"requests": ((claim.get("spec") or {}).get(
                          "devices") or {}).get("requests") or []}}}
     if results:
-        trimmed["status"] = {"allocation": {"devices": {"results": results}}}
+        reserved = [{"resource": "pods", "name": r.get("name")}
+                    for r in status.get("reservedFor") or () if r.get("resource") == "pods"]
+        trimmed["status"] = {"allocation": {"devices": {"results": results}},
+                             "reservedFor": reserved}
     return compact(trimmed)
+
+
+def reserved_devices(claims: Iterable[Json], pods: Collection[str],
+                     is_gpu: Callable[[str], bool]) -> Pools:
+    """The GPU devices allocated to the claims reserved for any of `pods` (names), by device
+    class: what those pods hold through DRA, placed or about to be (the scheduler allocates
+    and reserves a claim in one write, before it binds the pod)."""
+    out: Pools = {}
+    for claim in claims:
+        status = claim.get("status") or {}
+        if not any(r.get("name") in pods for r in status.get("reservedFor") or ()):
+            continue
+        classes = _request_classes(claim)
+        for result in ((status.get("allocation") or {}).get("devices") or {}).get(
+                "results") or ():
+            klass = classes.get(str(result.get("request")))
+            if klass and is_gpu(klass):
+                add_pools(out, {klass: 1})
+    return out
+
+
+def _request_classes(claim: Json) -> dict[str, str]:
+    """Each request's (and firstAvailable subrequest's, `<request>/<sub>`) device class."""
+    out = {}
+    for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+        name = str(request.get("name"))
+        exactly = request.get("exactly")
+        out[name] = str((exactly if isinstance(exactly, dict) else request).get(
+            "deviceClassName") or "")
+        for sub in request.get("firstAvailable") or ():
+            out[f"{name}/{sub.get('name')}"] = str(sub.get("deviceClassName") or "")
+    return out
 
 
 def trim_device_class(device_class: Json) -> Json:
@@ -326,10 +364,15 @@ class ClusterGpus:
         return {c["metadata"]["name"]: c for c in self._classes()}
 
     @cached_property
+    def claims(self) -> list[Json]:
+        """Every ResourceClaim."""
+        return list(self._claims())
+
+    @cached_property
     def allocated(self) -> set[DeviceId]:
         """The devices allocated to a claim."""
         return {(str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
-                for c in self._claims()
+                for c in self.claims
                 for r in (((c.get("status") or {}).get("allocation") or {}).get(
                     "devices") or {}).get("results") or ()}
 

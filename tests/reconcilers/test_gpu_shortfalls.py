@@ -8,7 +8,7 @@ from typing import Any
 
 from backends.dra_demand import ClaimContext
 from backends.worker_generation import WorkerPlan
-from reconcilers.graph.gpu_capacity import shortfalls, surge_replicas
+from reconcilers.graph.gpu_capacity import held_gpus, shortfalls, surge_replicas
 from reconcilers.graph.gpu_supply import (
     ClusterGpus,
     GpuLedger,
@@ -61,12 +61,16 @@ def devices(node_name: str, count: int, generation: int = 1) -> Json:
                      "capacity": {"memory": {"value": "80Gi"}}} for i in range(count)]}})
 
 
-def allocated(node_name: str, *indexes: int) -> Json:
-    return trim_claim({"metadata": {"name": "c", "namespace": "ns"},
-                       "spec": {"devices": {"requests": [{"name": "g"}]}},
-                       "status": {"allocation": {"devices": {"results": [
-                           {"request": "g", "driver": "gpu.nvidia.com", "pool": node_name,
-                            "device": f"gpu-{i}"} for i in indexes]}}}})
+def allocated(node_name: str, *indexes: int, reserved_for: str = "") -> Json:
+    status: Json = {"allocation": {"devices": {"results": [
+        {"request": "g", "driver": "gpu.nvidia.com", "pool": node_name, "device": f"gpu-{i}"}
+        for i in indexes]}}}
+    if reserved_for:
+        status["reservedFor"] = [{"resource": "pods", "name": reserved_for, "uid": "u"}]
+    return trim_claim({"metadata": {"name": f"c-{reserved_for}", "namespace": "ns"},
+                       "spec": {"devices": {"requests": [{"name": "g", "exactly": {
+                           "deviceClassName": "gpu.nvidia.com", "count": len(indexes)}}]}},
+                       "status": status})
 
 
 def cluster(nodes: list[Json], pods: list[Json], slices: Sequence[Json] = (),
@@ -179,23 +183,25 @@ def test_device_selectors_read_driver_and_attribute_conjunctions() -> None:
 
 def test_a_graph_needing_more_than_is_free_is_told_with_the_numbers() -> None:
     view = cluster([node("a", 8)], [pod("other", 4, "a")])
-    assert shortfalls(worker_graph(2, gpus=2), ClaimContext(), [], {}, view) == []
-    assert shortfalls(worker_graph(8, gpus=2), ClaimContext(), [], {}, view) == [
+    assert shortfalls(worker_graph(2, gpus=2), ClaimContext(), {}, {}, view) == []
+    assert shortfalls(worker_graph(8, gpus=2), ClaimContext(), {}, {}, view) == [
         "needs 16 GPUs (nvidia.com/gpu), 4 free of 8 allocatable"]
     # what its own bound pods hold is not needed again
     own = [pod("mine", 2, "a", graph="g")]
     view = cluster([node("a", 8)], [pod("other", 4, "a"), *own])
-    assert shortfalls(worker_graph(2, gpus=2), ClaimContext(), own, {}, view) == []
-    assert shortfalls(worker_graph(3, gpus=2), ClaimContext(), own, {}, view) == [
+    held = held_gpus(own, [], {"mine"}, ClaimContext())
+    assert held == {"nvidia.com/gpu": 2}
+    assert shortfalls(worker_graph(2, gpus=2), ClaimContext(), held, {}, view) == []
+    assert shortfalls(worker_graph(3, gpus=2), ClaimContext(), held, {}, view) == [
         "needs 6 GPUs (nvidia.com/gpu), its pods hold 2, 2 free of 8 allocatable"]
     # a rollout that cannot go on without its surge needs it
-    assert shortfalls(worker_graph(2, gpus=2), ClaimContext(), own, {"Worker": 1}, view) == [
+    assert shortfalls(worker_graph(2, gpus=2), ClaimContext(), held, {"Worker": 1}, view) == [
         "needs 6 GPUs (nvidia.com/gpu), its pods hold 2, 2 free of 8 allocatable"]
 
 
 def test_a_pod_larger_than_any_node_is_told() -> None:
     view = cluster([node("a", 8), node("b", 8)], [])
-    assert shortfalls(worker_graph(1, gpus=16), ClaimContext(), [], {}, view) == [
+    assert shortfalls(worker_graph(1, gpus=16), ClaimContext(), {}, {}, view) == [
         "a Worker pod needs 16 GPUs (nvidia.com/gpu), the most one node has is 8"]
 
 
@@ -204,13 +210,24 @@ def test_dra_gpus_are_compared_with_the_devices_of_their_class() -> None:
                    [trim_device_class(NVIDIA_CLASS)])
     context = ClaimContext(templates={"four": {"devices": {"requests": [
         {"name": "g", "exactly": {"deviceClassName": "gpu.nvidia.com", "count": 4}}]}}})
-    assert shortfalls(worker_graph(1, template="four"), context, [], {}, view) == []
-    assert shortfalls(worker_graph(2, template="four"), context, [], {}, view) == [
+    assert shortfalls(worker_graph(1, template="four"), context, {}, {}, view) == []
+    assert shortfalls(worker_graph(2, template="four"), context, {}, {}, view) == [
         "needs 8 GPUs (DRA device class gpu.nvidia.com), 7 free of 8 devices"]
+    # A claim allocated and reserved for one of its pods is held, bound or not yet: the
+    # scheduler allocates before it binds, and that moment must not read as a shortage.
+    mine = allocated("a", 1, 2, 3, 4, reserved_for="w-0")
+    view = cluster([node("a", 0)], [], [devices("a", 8)], [mine],
+                   [trim_device_class(NVIDIA_CLASS)])
+    held = held_gpus([], [mine], {"w-0", "w-1"}, context)
+    assert held == {"gpu.nvidia.com": 4}
+    assert shortfalls(worker_graph(2, template="four"), context, held, {}, view) == []
+    assert shortfalls(worker_graph(2, template="four"), context, {}, {}, view) == [
+        "needs 8 GPUs (DRA device class gpu.nvidia.com), 4 free of 8 devices"]
+    assert held_gpus([], [mine], {"w-1"}, context) == {}
     gms = worker_graph(1, gpus=2)
     gms["spec"]["components"][1]["experimental"] = {
         "gpuMemoryService": {"deviceClassName": "fast-gpus"}}
-    assert shortfalls(gms, context, [], {}, view) == [
+    assert shortfalls(gms, context, {}, {}, view) == [
         "needs 2 GPUs (DRA device class fast-gpus), which no DeviceClass defines"]
 
 
