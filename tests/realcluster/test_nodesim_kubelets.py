@@ -20,6 +20,9 @@ from typing import Any
 import aiohttp
 import pytest
 
+from controller.client import ClientConfig, KubeClient
+from controller.metrics import Metrics
+from controller.resource import Resource
 from hack.localcluster.testing import Kubectl, eventually
 from hack.nodesim import NodeSim, NodeSimConfig, PodDelays, nodes
 
@@ -27,6 +30,7 @@ pytestmark = pytest.mark.timeout(120, func_only=True)
 
 Json = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[2]
+PODS = Resource("", "v1", "pods", "Pod")
 
 
 @pytest.fixture
@@ -134,20 +138,41 @@ async def test_pending_when_no_node_has_the_gpus(kubectl: Kubectl, sim: NodeSim,
 
 
 async def test_graceful_deletion_reports_not_ready_before_the_pod_goes(
-        kubectl: Kubectl, sim: NodeSim, ns: str) -> None:
+        kubectl: Kubectl, sim: NodeSim, ns: str, real_kubeconfig: Path) -> None:
     await kubectl("-n", ns, "run", "web", "--image=example.com/web:1", "--restart=Never")
     await kubectl("-n", ns, "wait", "--for=condition=Ready", "pod/web", "--timeout=30s")
-    await kubectl("-n", ns, "delete", "pod", "web", "--grace-period=10", "--wait=false")
-    # `kubectl wait` sees the kubelet's NotReady step, with the containers terminated...
-    await kubectl("-n", ns, "wait", "--for=condition=Ready=false", "pod/web", "--timeout=30s")
-    seen = await kubectl.run("-n", ns, "get", "pod", "web", "-o", "json")
-    if seen.code == 0:
-        state = json.loads(seen.stdout)["status"]["containerStatuses"][0]["state"]
-        assert "terminated" in state, state
-    # ...then the final delete with grace 0 removes it, well within the grace period.
-    started = time.monotonic()
-    await kubectl("-n", ns, "wait", "--for=delete", "pod/web", "--timeout=30s")
-    assert time.monotonic() - started < 10
+    # Watched from before the delete: a kubectl started after it may come too late on a
+    # loaded machine, when the simulated containers stop at once.
+    client = await KubeClient.connect(real_kubeconfig, ClientConfig(qps=None), Metrics())
+    try:
+        pod = await client.get(PODS, ns, "web")
+        seen: list[tuple[str, Json]] = []
+
+        async def watch_until_deleted() -> None:
+            async with client.watch(PODS, ns, resource_version=pod["metadata"]["resourceVersion"],
+                                    timeout_seconds=60, read_timeout=60,
+                                    field_selector="metadata.name=web") as events:
+                async for event in events:
+                    seen.append((event["type"], event["object"]))
+                    if event["type"] == "DELETED":
+                        return
+        watching = asyncio.create_task(watch_until_deleted())
+        await asyncio.sleep(0.5)  # the watch request is on its way; its RV keeps what follows
+        started = time.monotonic()
+        await kubectl("-n", ns, "delete", "pod", "web", "--grace-period=10", "--wait=false")
+        await asyncio.wait_for(watching, 30)
+        # ...then the final delete with grace 0 removes it, well within the grace period.
+        assert time.monotonic() - started < 10
+    finally:
+        await client.close()
+    # The kubelet's NotReady step, with the containers terminated, came before the removal.
+    not_ready = [obj for kind, obj in seen if kind == "MODIFIED"
+                 and obj["metadata"].get("deletionTimestamp")
+                 and _condition(obj, "Ready") == "False"]
+    assert not_ready, [(kind, _condition(obj, "Ready")) for kind, obj in seen]
+    state = not_ready[-1]["status"]["containerStatuses"][0]["state"]
+    assert "terminated" in state, state
+    assert seen[-1][0] == "DELETED"
 
 
 async def test_job_pods_complete(kubectl: Kubectl, sim: NodeSim, ns: str) -> None:

@@ -6,6 +6,7 @@ the output ConfigMap the copier would write and the Job status the Job controlle
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -114,6 +115,18 @@ async def events_of(client: KubeClient, name: str) -> list[Json]:
 
 async def reasons_of(client: KubeClient, name: str) -> list[str]:
     return [e["reason"] for e in await events_of(client, name)]
+
+
+async def reasons_once(client: KubeClient, name: str, reason: str,
+                       within: float = 10.0) -> list[str]:
+    """The request's event reasons once `reason` is among them (or as they are after
+    `within` seconds): an event is recorded after the status write that a test waits for."""
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        reasons = await reasons_of(client, name)
+        if reason in reasons or asyncio.get_running_loop().time() > deadline:
+            return reasons
+        await asyncio.sleep(0.05)
 
 
 def profile_config_of(job: Json) -> Json:

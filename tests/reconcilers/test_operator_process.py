@@ -68,7 +68,7 @@ async def test_operator_process(kube: KubeClient, kubeconfig: Path, tmp_path: Pa
             assert proc.returncode is None, "the operator exited"
             try:
                 return (await http_get(probes, "/readyz"))[0] == 200
-            except aiohttp.ClientError:
+            except (aiohttp.ClientError, TimeoutError):  # a loaded machine: not yet
                 return False
 
         await eventually(ready, within=20)

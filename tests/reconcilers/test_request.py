@@ -26,6 +26,7 @@ from request_support import (
     generated_graph,
     profile_config_of,
     reasons_of,
+    reasons_once,
     request,
     request_client,
     stream,
@@ -182,7 +183,7 @@ async def test_invalid_request_fails(kube: KubeClient, operator: Operator, spec:
     validation = condition(obj, "Validation")
     assert (validation["status"], validation["reason"]) == ("False", "ValidationFailed")
     assert message in validation["message"]
-    assert "ValidationFailed" in await reasons_of(kube, "bad")
+    assert "ValidationFailed" in await reasons_once(kube, "bad", "ValidationFailed")
     assert await get_or_none(kube, JOBS, NS, "profile-bad") is None
 
 
@@ -232,7 +233,7 @@ async def test_job_failure_names_pod_container_exit_code_and_message(
         "profiling job failed: Job has reached the specified backoff limit. Details: Pod: "
         "profile-f-abcde, Container: profiler, ExitCode: 1, Reason: Error, Message: no "
         "configuration meets TTFT 1 ms")
-    assert "ProfilingCheckFailed" in await reasons_of(kube, "f")
+    assert "ProfilingCheckFailed" in await reasons_once(kube, "f", "ProfilingCheckFailed")
 
 
 async def test_job_deleted_while_profiling_fails(kube: KubeClient, operator: Operator) -> None:
@@ -265,7 +266,7 @@ async def test_unusable_output_fails_generation(kube: KubeClient, operator: Oper
     generated = condition(obj, "SpecGenerated")
     assert (generated["status"], generated["reason"]) == ("False", "GenerationFailed")
     assert message in generated["message"]
-    assert "GenerationFailed" in await reasons_of(kube, "o")
+    assert "GenerationFailed" in await reasons_once(kube, "o", "GenerationFailed")
 
 
 async def test_use_mocker_reads_the_mocker_graph(kube: KubeClient, operator: Operator) -> None:
