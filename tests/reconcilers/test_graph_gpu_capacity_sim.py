@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -250,3 +251,41 @@ async def test_a_gpu_memory_service_asking_more_devices_than_exist_is_told(
                         r"(, its pods hold \d+)?, \d+ free of 16 devices\. ",
                         ready(warned)["message"]), ready(warned)
         assert warned["status"]["gpus"]["requested"] == 24
+
+
+async def test_graphs_that_fit_exactly_are_never_told_they_do_not(
+        kube: KubeClient, sim_cluster: LocalCluster, tmp_path: Path) -> None:
+    """Every Ready reason each graph is written with, from a watch, while it takes all of a
+    pool: the 16 devices of the class, the 16 nvidia.com/gpu."""
+    await kube.create(RESOURCE_CLAIM_TEMPLATES, claim_template("four-gpus", 4))
+    listed = await kube.list(GRAPH_DEPLOYMENTS, NS)
+    reasons: dict[str, list[str]] = {"dra-fits": [], "fits": []}
+
+    async def record() -> None:
+        async with kube.watch(GRAPH_DEPLOYMENTS, NS,
+                              resource_version=listed["metadata"]["resourceVersion"],
+                              timeout_seconds=120, read_timeout=130) as events:
+            async for event in events:
+                obj = event.get("object") or {}
+                reason = ready(obj).get("reason")
+                name = (obj.get("metadata") or {}).get("name")
+                if reason and name in reasons and reasons[name][-1:] != [reason]:
+                    reasons[name].append(reason)
+
+    watcher = asyncio.create_task(record())
+    try:
+        async with running_operator(tmp_path / "sim" / "kubeconfig", REGISTRATIONS, SETTINGS):
+            for fitting in (graph("dra-fits", 4, template="four-gpus"),
+                            graph("fits", 4, gpus=4)):
+                # Placed pods get ready slowly: the graphs reconcile while their pods hold
+                # what they asked, before they are ready.
+                fitting["spec"]["components"][0]["podTemplate"]["metadata"] = {
+                    "annotations": {"localcluster.dev/ready-after": "3"}}
+                await kube.create(GRAPH_DEPLOYMENTS, fitting)
+            for name in reasons:
+                await eventually(partial(_state, kube, name, "successful"), within=40,
+                                 what=f"{name} to become ready")
+    finally:
+        watcher.cancel()
+    assert all(r and r[-1] == "all_resources_are_ready" for r in reasons.values()), reasons
+    assert not any("insufficient_capacity" in r for r in reasons.values()), reasons
