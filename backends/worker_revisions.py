@@ -5,13 +5,14 @@ Each worker configuration the graph has run (each worker generation, `worker_has
 ControllerRevision `<graph>-<hash>` (apps/v1), labelled with the graph's name and the hash;
 `data` holds what undo writes back: the rolled worker components as the graph states them
 (`v1beta1`, without their replicas and scaling adapter, which a rollback leaves as they are),
-the graph's `env` and backend framework. `revision` numbers them in the order they were used;
-a configuration used again gets the next number, as a StatefulSet's does, and the number is
-mirrored in the annotation `nvidia.com/revision` (the writer updates a child whose metadata
-drifted; a ControllerRevision has no spec to hash). The graph's `kubernetes.io/change-cause`
-is copied onto its current revision. On the Grove path, where Grove replaces the pods and
-there are no worker DCDs, a revision covers every worker component (`graph_workers`) and is
-named by their hash; for single-node workers that is the same hash as the DCD path's.
+the graph's `env` and backend framework, and, for a graph that says something only `v1alpha1`
+can, the same workers as `v1alpha1` services. `revision` numbers them in the order they were
+used; a configuration used again gets the next number, as a StatefulSet's does, and the number
+is mirrored in the annotation `nvidia.com/revision` (the writer updates a child whose metadata
+drifted; a ControllerRevision has no spec to hash). The graph's `kubernetes.io/change-cause` is
+copied onto its current revision. On the Grove path, where Grove replaces the pods and there
+are no worker DCDs, a revision covers every worker component (`graph_workers`) and is named by
+their hash; for single-node workers that is the same hash as the DCD path's.
 
 At most `nvidia.com/revision-history-limit` (default 10) revisions are kept; the oldest go
 first, never the current one nor one whose generation still runs. `worker_revisions` is pure:
@@ -24,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import Any
 
+from api.conversion import HUB, SPOKE, convert
+from api.conversion.payloads import PAYLOAD_ANNOTATIONS
 from api.convert import dump
 from backends import constants
 from backends.errors import GenerationError
@@ -33,8 +36,8 @@ from backends.worker_generation import rolled_workers, worker_hash
 Json = dict[str, Any]
 
 __all__ = ["API_VERSION", "CHANGE_CAUSE", "DEFAULT_HISTORY_LIMIT", "HISTORY_LIMIT", "KIND",
-           "REVISION_ANNOTATION", "history_limit", "revision_data", "revision_name",
-           "worker_revisions"]
+           "REVISION_ANNOTATION", "SPOKE_SCALING", "history_limit", "revision_data",
+           "revision_name", "worker_revisions"]
 
 API_VERSION, KIND = "apps/v1", "ControllerRevision"
 HISTORY_LIMIT = "nvidia.com/revision-history-limit"
@@ -43,6 +46,8 @@ CHANGE_CAUSE = "kubernetes.io/change-cause"
 DEFAULT_HISTORY_LIMIT = 10
 #: Left out of a stored component: a rollback changes configuration, not scale.
 _SCALING = ("replicas", "scalingAdapter")
+#: The same for a stored `v1alpha1` service.
+SPOKE_SCALING = ("replicas", "scalingAdapter", "autoscaling")
 
 
 def revision_name(graph: str, generation: str) -> str:
@@ -77,7 +82,32 @@ def revision_data(graph: HubGraph, workers: Sequence[str] | None = None) -> Json
         data["env"] = dump(spec)["env"]
     if spec.backend_framework:
         data["backendFramework"] = spec.backend_framework
+    services = _spoke_services(graph, [c["name"] for c in stored])
+    if services:
+        data["services"] = services
     return data
+
+
+def _spoke_services(graph: HubGraph, names: Sequence[str]) -> Json:
+    """The workers as `v1alpha1` states them (its view of the stored graph, without their
+    scaling), when the graph says something only `v1alpha1` can (its spec payload): undo
+    writes these back through `v1alpha1` first, since the `v1beta1` components alone would
+    drop what the payload held (`reconcilers.operator.rollout_undo`)."""
+    stored = dump(graph.model)
+    if not set((stored.get("metadata") or {}).get("annotations") or {}) & PAYLOAD_ANNOTATIONS:
+        return {}
+    try:
+        view = convert({**stored, "apiVersion": HUB, "kind": "DynamoGraphDeployment"}, SPOKE)
+    except ValueError:
+        return {}
+    services = (view.get("spec") or {}).get("services") or {}
+    out: Json = {}
+    for name in names:
+        service = dict(services.get(name) or {})
+        for key in SPOKE_SCALING:
+            service.pop(key, None)
+        out[name] = service
+    return out
 
 
 def worker_revisions(graph: HubGraph, existing: Sequence[Json],

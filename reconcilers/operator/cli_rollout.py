@@ -27,7 +27,8 @@ from backends.hub_graph import hub_graph
 from backends.worker_generation import LEGACY, graph_workers, rolled_workers, worker_hash
 from backends.worker_revisions import CHANGE_CAUSE, revision_name
 from controller.client import KubeClient
-from controller.errors import ApiError, NotFound
+from controller.errors import ApiError, Conflict, NotFound
+from controller.resource import Resource
 from reconcilers.machinery.resources import (
     COMPONENT_DEPLOYMENTS,
     CONTROLLER_REVISIONS,
@@ -41,7 +42,7 @@ from reconcilers.operator.cli_cluster import (
     connect,
     namespace_of,
 )
-from reconcilers.operator.rollout_undo import UndoError, undo_patch
+from reconcilers.operator.rollout_undo import UndoError, spoke_patch, undo_patch
 
 Json = dict[str, Any]
 
@@ -49,6 +50,11 @@ __all__ = ["main"]
 
 _KINDS = ("dgd", "dynamographdeployment", "dynamographdeployments",
           "dynamographdeployment.nvidia.com", "dynamographdeployments.nvidia.com")
+#: The graphs as `v1alpha1` reads and writes them (undo's first step, `rollout_undo`).
+SPOKE_GRAPHS = Resource("nvidia.com", "v1alpha1", "dynamographdeployments",
+                        "DynamoGraphDeployment")
+#: Tries of each undo patch against a graph whose status moves meanwhile.
+_ATTEMPTS = 5
 
 
 def main(argv: list[str]) -> int:
@@ -258,8 +264,35 @@ async def _undo(client: KubeClient, graph: Json, to_revision: int) -> int:
         print(f'dynamographdeployment "{meta["name"]}" skipped rollback (the workers are '
               f"revision {chosen.get('revision')} already)")
         return 0
-    await client.patch(GRAPH_DEPLOYMENTS, meta["namespace"], meta["name"],
-                       undo_patch(graph, chosen))
+    written = await _write_back(client, meta["namespace"], meta["name"], chosen)
     print(f'dynamographdeployment "{meta["name"]}" rolled back to revision '
           f"{chosen.get('revision')}")
+    wanted = (chosen["metadata"].get("labels") or {}).get(constants.LABEL_WORKER_HASH)
+    landed = hub_graph(written)
+    if wanted not in {worker_hash(landed), worker_hash(landed, graph_workers(landed))}:
+        print(f"warning: the workers' configuration written is not revision "
+              f"{chosen.get('revision')}'s (hash {wanted}); check the graph's spec",
+              file=sys.stderr)
+        return 1
     return 0
+
+
+async def _write_back(client: KubeClient, namespace: str, name: str, revision: Json) -> Json:
+    """Write the revision's workers into the graph (`rollout_undo`): its `v1alpha1` services
+    first when it holds some, then its `v1beta1` components. Each patch is computed from the
+    graph as just read and guarded by its resourceVersion; a conflict (the operator wrote
+    the graph's status meanwhile) reads it again. The graph as written."""
+    for resource, make in ((SPOKE_GRAPHS, spoke_patch), (GRAPH_DEPLOYMENTS, undo_patch)):
+        for attempt in range(_ATTEMPTS):
+            live = await client.get(resource, namespace, name)
+            patch = make(live, revision)
+            if patch is None:
+                break
+            try:
+                await client.patch(resource, namespace, name, patch)
+                break
+            except Conflict:
+                if attempt == _ATTEMPTS - 1:
+                    raise
+    written: Json = await client.get(GRAPH_DEPLOYMENTS, namespace, name)
+    return written
