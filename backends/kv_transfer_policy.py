@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from api.conversion.render_inputs import ComponentInputs
+from api.conversion.render_inputs import ComponentInputs, PodInputs
 from api.v1alpha1 import ExtraPodMetadata, ExtraPodSpec
 from api.v1beta1 import DynamoComponentDeploymentSharedSpec, KvTransferPolicy
 from backends import constants
@@ -48,6 +48,7 @@ __all__ = [
     "policy_env",
     "topology_label",
     "with_kv_transfer_policy",
+    "with_policy_volume",
 ]
 
 ANNOTATION_LABEL_KEY = "nvidia.com/topology-label-key"
@@ -125,6 +126,27 @@ def with_kv_transfer_policy(graph: HubGraph, component: DynamoComponentDeploymen
     metadata = ExtraPodMetadata(labels=metadata.labels, annotations=annotations)
     return inputs.replace(pod=pod.replace(envs=envs, extra_pod_spec=extra,
                                           extra_pod_metadata=metadata))
+
+
+def with_policy_volume(component: PodInputs, pod: PodInputs) -> PodInputs:
+    """`pod` (a role's pod group, whose template replaces the component's) with the policy's
+    topology volume and main-container mount that `component`'s group carries, if any."""
+    source = component.extra_pod_spec
+    volume = next((v for v in (source.pod_spec.get("volumes") or []) if v.get("name") == VOLUME),
+                  None) if source is not None else None
+    if source is None or volume is None:
+        return pod
+    mount = {"name": VOLUME, "mountPath": MOUNT_PATH, "readOnly": True}
+    extra = copy.deepcopy(pod.extra_pod_spec) if pod.extra_pod_spec is not None else (
+        ExtraPodSpec())
+    extra.pod_spec["volumes"] = [
+        *(v for v in extra.pod_spec.get("volumes") or [] if v.get("name") != VOLUME), volume]
+    main = dict(extra.main_container or {})
+    main["volumeMounts"] = [
+        *(m for m in main.get("volumeMounts") or []
+          if m.get("name") != VOLUME and m.get("mountPath") != MOUNT_PATH), mount]
+    extra.main_container = main
+    return pod.replace(extra_pod_spec=extra)
 
 
 def _domains(graph: HubGraph, policy: KvTransferPolicy, *, grove: bool, grove_enabled: bool,

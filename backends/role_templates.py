@@ -9,7 +9,8 @@ command lines are not applied, while the rest of what the backend does stays (pr
 TRT-LLM worker's sshd readiness and the MPI key mount). Every role pod is told its place
 with the portable topology variables, which the operator owns (they replace entries of the
 same name): `DYNAMO_RANK` (0 on the leader, 1.. on the workers) and `DYNAMO_LEADER_ADDRESS`
-(the leader's host name, without a port).
+(the leader's host name, without a port). The KV-transfer policy's topology volume and mount,
+which the operator adds to the component's own group, are kept on every role's pods.
 
 The original injects the two variables into every multinode component created by operator
 1.6.0 or later (its origin-version gate); this operator has no origin version to read, so it
@@ -25,6 +26,7 @@ from api.conversion.render_inputs import ComponentInputs, PodInputs, template_po
 from api.v1alpha1 import ExtraPodMetadata
 from api.v1beta1 import DynamoComponentDeploymentSharedSpec
 from backends.component_spec import ComponentSpec
+from backends.kv_transfer_policy import with_policy_volume
 from backends.merge import merge_env
 from backends.multinode import MultinodeDeployer, Role
 
@@ -94,10 +96,11 @@ def _over(component: PodInputs, role: PodInputs) -> PodInputs:
     if component.envs or role.envs:
         envs = merge_env(component.envs or [], role.envs or [])
     mounts = [*(component.volume_mounts or []), *(role.volume_mounts or [])] or None
-    return role.replace(envs=envs, volume_mounts=mounts,
-                        extra_pod_metadata=_metadata(component.extra_pod_metadata,
-                                                     role.extra_pod_metadata),
-                        resources=role.resources or component.resources)
+    pod = role.replace(envs=envs, volume_mounts=mounts,
+                       extra_pod_metadata=_metadata(component.extra_pod_metadata,
+                                                    role.extra_pod_metadata),
+                       resources=role.resources or component.resources)
+    return with_policy_volume(component, pod)
 
 
 def _metadata(component: ExtraPodMetadata | None,

@@ -149,3 +149,22 @@ def test_role_templates_are_refused_where_the_original_refuses_them(case: str) -
     with pytest.raises(InvalidObject) as refused:
         validate_stored(DynamoGraphDeployment, obj)
     assert path in str(refused.value)
+
+
+def test_role_pods_keep_the_kv_transfer_policys_topology_volume() -> None:
+    obj = graph()
+    obj["spec"]["experimental"] = {"kvTransferPolicy": {
+        "labelKey": "topology.kubernetes.io/zone", "domain": "zone"}}
+    validate_stored(DynamoGraphDeployment, obj)
+    mount = {"name": "topology-labels", "mountPath": "/etc/dynamo/topology", "readOnly": True}
+    _, leader, worker = lws_templates(obj)
+    pcs = pod_clique_set(hub_graph(obj), SETTINGS)
+    pods = [leader["spec"], worker["spec"],
+            *(c["spec"]["podSpec"] for c in pcs["spec"]["template"]["cliques"])]
+    assert len(pods) == 4
+    for pod in pods:
+        assert [v["name"] for v in pod["volumes"]].count("topology-labels") == 1
+        main = containers(pod)["main"]
+        assert mount in main["volumeMounts"]
+        assert env_of(main)["DYN_KV_TRANSFER_DOMAIN"] == "zone"
+        assert env_of(main)["OWN"] in ("leader", "worker")  # still each role's template
