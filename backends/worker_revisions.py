@@ -26,7 +26,7 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from api.conversion import HUB, SPOKE, convert
-from api.conversion.payloads import PAYLOAD_ANNOTATIONS
+from api.conversion.payloads import carries_spec_payload
 from api.convert import dump
 from backends import constants
 from backends.errors import GenerationError
@@ -93,11 +93,11 @@ def _spoke_services(graph: HubGraph, names: Sequence[str]) -> Json:
     scaling), when the graph says something only `v1alpha1` can (its spec payload): undo
     writes these back through `v1alpha1` first, since the `v1beta1` components alone would
     drop what the payload held (`reconcilers.operator.rollout_undo`)."""
-    stored = dump(graph.model)
-    if not set((stored.get("metadata") or {}).get("annotations") or {}) & PAYLOAD_ANNOTATIONS:
+    stored = {**dump(graph.model), "apiVersion": HUB, "kind": "DynamoGraphDeployment"}
+    if not carries_spec_payload(stored):
         return {}
     try:
-        view = convert({**stored, "apiVersion": HUB, "kind": "DynamoGraphDeployment"}, SPOKE)
+        view = convert(stored, SPOKE)
     except ValueError:
         return {}
     services = (view.get("spec") or {}).get("services") or {}
