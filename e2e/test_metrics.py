@@ -10,7 +10,7 @@ import signal
 
 import aiohttp
 from e2e_support import DGD, Env, OperatorProcess, eventually, free_port
-from prometheus_client.parser import text_string_to_metric_families
+from metrics_support import scrape, value
 from test_webhooks import bad_graph, serving
 
 from hack.localcluster.server import LocalCluster
@@ -27,21 +27,6 @@ spec:
   autoApply: false
 """
 PHASES = ("Pending", "Profiling", "Ready", "Deploying", "Deployed", "Failed")
-
-
-async def scrape(port: int) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-    async with aiohttp.ClientSession() as session, session.get(
-            f"http://127.0.0.1:{port}/metrics", timeout=aiohttp.ClientTimeout(total=5)) as r:
-        text = await r.text()
-    return {(s.name, frozenset(s.labels.items())): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
-
-
-def value(samples: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str,
-          **labels: str) -> float:
-    """The sum of the samples of `name` carrying these labels (and any others)."""
-    wanted = set(labels.items())
-    return sum(v for (n, got), v in samples.items() if n == name and wanted <= got)
 
 
 async def test_metrics_after_a_graph_lifecycle(env: Env, needs_local: LocalCluster) -> None:

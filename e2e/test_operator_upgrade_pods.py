@@ -29,8 +29,8 @@ import aiohttp
 import pytest
 import yaml
 from e2e_support import EXAMPLES, Env, OperatorProcess, eventually
+from metrics_support import scrape, value
 from old_operator_support import operator_tree, previous_operator_commits, shows_a_bug
-from prometheus_client.parser import text_string_to_metric_families
 
 from hack.localcluster.server import LocalCluster
 from hack.processes import free_port
@@ -176,33 +176,19 @@ async def pods(env: Env) -> dict[str, str]:
             if not p["metadata"].get("deletionTimestamp")}
 
 
-async def scrape(port: int) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-    async with aiohttp.ClientSession() as session, session.get(
-            f"http://127.0.0.1:{port}/metrics", timeout=aiohttp.ClientTimeout(total=5)) as r:
-        text = await r.text()
-    return {(s.name, frozenset(s.labels.items())): s.value
-            for family in text_string_to_metric_families(text) for s in family.samples}
-
-
-def total(samples: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str,
-          **labels: str) -> float:
-    wanted = set(labels.items())
-    return sum(v for (n, got), v in samples.items() if n == name and wanted <= got)
-
-
 def reconciled_all(port: int, graphs: int, components: int
                    ) -> Callable[[], Awaitable[bool]]:
     """Whether the operator at `port` has reconciled as many graphs and DCDs as there are,
     with nothing queued or running."""
     async def check() -> bool:
         samples = await scrape(port)
-        return (total(samples, "controller_runtime_reconcile_total",
+        return (value(samples, "controller_runtime_reconcile_total",
                       controller="DynamoGraphDeployment", result="success") >= graphs
-                and total(samples, "controller_runtime_reconcile_total",
+                and value(samples, "controller_runtime_reconcile_total",
                           controller="DynamoComponentDeployment", result="success")
                 >= components
-                and total(samples, "workqueue_depth") == 0
-                and total(samples, "controller_runtime_active_workers") == 0)
+                and value(samples, "workqueue_depth") == 0
+                and value(samples, "controller_runtime_active_workers") == 0)
     return check
 
 
