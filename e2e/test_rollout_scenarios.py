@@ -185,7 +185,14 @@ async def _crash_and_fail(env: Env, kube: KubeClient, sampler: RolloutSampler,
         return ready if phase == "Failed" else None
     ready = await eventually(failed, within=60, what="the rollout to fail")
     assert ready["status"] == "False" and ready["reason"] == "rollout_failed", ready
-    assert "CrashLoopBackOff" in ready["message"], ready
+
+    async def cause_named() -> dict[str, Any] | None:
+        # The deadline may come before the first crash; the cause is told once pods show it.
+        phase, ready = await _status(env, kube)
+        assert phase == "Failed", (phase, ready)
+        return ready if "CrashLoopBackOff" in ready["message"] else None
+    ready = await eventually(cause_named, within=30, what="the failure to name its cause")
+    assert ready["reason"] == "rollout_failed", ready
     await asyncio.sleep(4)  # held: nothing more of the old generation goes
     held = sampler.series[-1]
     assert [held.ready.get(g, {}) for g in first] == [dict.fromkeys(WORKERS, 2)], held.ready

@@ -297,7 +297,7 @@ async def _status(ctx: OperatorContext, live: Json, previous: Json | None, step:
     status["updatedComponents"] = list(step.updated)
     if hold:
         status["phase"] = FAILED
-        return status, ""
+        return status, await _cause_found_since(ctx, live, states, target, deadline)
     # Pending until the target holds a pod: its DCDs are being made, or it waits its turn.
     started = any(st.generations.get(target, Generation()).pods > 0 for st in states.values())
     status["phase"] = IN_PROGRESS if started and not step.waiting else PENDING
@@ -314,16 +314,42 @@ async def _status(ctx: OperatorContext, live: Json, previous: Json | None, step:
             last = max(last, _parse(ready.get("lastTransitionTime")) or last)
     if step.waiting or now - last < deadline:
         return status, ""
+    status["phase"] = FAILED
+    return status, _failure(target, deadline, await _cause(ctx, live, states, target))
+
+
+async def _cause(ctx: OperatorContext, live: Json, states: Mapping[str, ServiceState],
+                 target: str) -> str:
+    """What blocks the target generation's pods (a crash loop, an image pull, no room), by
+    component, or that they are not ready for no reason the pods show yet."""
     problems = []
     for service in sorted(states):
-        name = worker_dcd_name(graph_name, service, target)
+        name = worker_dcd_name(live["metadata"]["name"], service, target)
         problem = await first_problem(ctx.cache, live["metadata"]["namespace"], name)
         if problem is not None:
             problems.append(f"{name}: {problem.message}")
-    cause = "; ".join(problems) or "its pods did not become ready"
-    status["phase"] = FAILED
-    return status, (f"the new worker generation {target} made no progress for "
-                    f"{_text(deadline)}: {cause}; the old generation keeps serving")
+    return "; ".join(problems) or _NO_CAUSE_YET
+
+
+async def _cause_found_since(ctx: OperatorContext, live: Json,
+                             states: Mapping[str, ServiceState], target: str,
+                             deadline: timedelta) -> str:
+    """A held failure told without a cause (the deadline came before a container crashed)
+    is told again once the pods show one; one that named its cause stays as told, so a
+    crash loop's growing back-off writes nothing."""
+    ready = get_condition((live.get("status") or {}).get("conditions"), "Ready") or {}
+    if _NO_CAUSE_YET not in str(ready.get("message") or ""):
+        return ""
+    cause = await _cause(ctx, live, states, target)
+    return "" if cause == _NO_CAUSE_YET else _failure(target, deadline, cause)
+
+
+def _failure(target: str, deadline: timedelta, cause: str) -> str:
+    return (f"the new worker generation {target} made no progress for {_text(deadline)}: "
+            f"{cause}; the old generation keeps serving")
+
+
+_NO_CAUSE_YET = "its pods did not become ready"
 
 
 def _text(deadline: timedelta) -> str:
