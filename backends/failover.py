@@ -19,8 +19,9 @@ runs first, so both engines have the shared claim, the socket mount and `GMS_SOC
   when multinode; SGLang engines `--disable-piecewise-cuda-graph`; multinode TRT-LLM shadows
   their own SSH port (2222 + i). Another backend is refused, as the original refuses it.
 
-InterPod failover (a shadow engine pod per rank, on Grove) is not rendered; the GMS mode it
-must match is refused already (`backends.gpu_memory_service.refusal`).
+InterPod failover (the primary and its shadows as pods of one engine clique per rank, on
+Grove) is rendered with the inter-pod GMS layout it must match, by `backends.inter_pod_gms`;
+this module leaves such pods alone.
 """
 
 from __future__ import annotations

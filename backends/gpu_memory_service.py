@@ -18,9 +18,10 @@ As the original renders it:
   mount and the env; their own GPU resources dropped); a name the pod does not have is
   ignored.
 
-InterPod (a weight-server pod per rank, on Grove) is not rendered: `refusal` names it.
-GMS needs the cluster to serve DRA (`resource.k8s.io/v1`); without it the component is
-refused with the original's message.
+InterPod (a weight-server pod per rank, in a Grove scaling group) is rendered by
+`backends.inter_pod_gms`, on the Grove path only: elsewhere `refusal` names the field, as the
+original's admission does. GMS needs the cluster to serve DRA (`resource.k8s.io/v1`); without
+it the component is refused with the original's message.
 """
 
 from __future__ import annotations
@@ -157,12 +158,15 @@ def component_claim_template(parent: str, namespace: str, name: str,
                           gms.device_class_name)
 
 
-def graph_claim_templates(graph: HubGraph, settings: OperatorSettings) -> list[Json]:
-    """The ResourceClaimTemplates of a graph's GMS components, in component order.
-    GenerationError naming the field for GMS that cannot be rendered here."""
+def graph_claim_templates(graph: HubGraph, settings: OperatorSettings, *,
+                          grove: bool = False) -> list[Json]:
+    """The ResourceClaimTemplates of a graph's GMS components, in component order (`grove`:
+    the graph runs on Grove). GenerationError naming the field for GMS that cannot be
+    rendered here."""
     templates = []
     for name, component in graph.components():
-        refused = refusal(component, dra_enabled=settings.dra_enabled)
+        refused = refusal(component, dra_enabled=settings.dra_enabled,
+                          grove=_grove_state(grove, settings))
         if refused is not None:
             raise GenerationError(f"spec.components[{name}].{refused}"
                                   if refused.startswith("experimental.") else refused)
@@ -177,35 +181,46 @@ def standalone_claim_templates(dcd: HubComponent, settings: OperatorSettings) ->
     its graph's); GenerationError for GMS that cannot be rendered here."""
     if dcd.graph_name():
         return []
-    refused = refusal(dcd.model.spec, dra_enabled=settings.dra_enabled)
+    refused = refusal(dcd.model.spec, dra_enabled=settings.dra_enabled, grove="standalone")
     if refused is not None:
         raise GenerationError(refused)
     template = component_claim_template(dcd.name, dcd.namespace, dcd.service, dcd.model.spec)
     return [template] if template is not None else []
 
 
+def _grove_state(grove: bool, settings: OperatorSettings) -> str:
+    return "grove" if grove else ("opted-out" if settings.grove_enabled else "disabled")
+
+
 def refusal(component: v1beta1.DynamoComponentDeploymentSharedSpec, *,
-            dra_enabled: bool) -> str | None:
+            dra_enabled: bool, grove: str = "disabled") -> str | None:
     """Why the component's GMS cannot be rendered here, naming the field; None when it can
-    (or uses no GMS)."""
+    (or uses no GMS). `grove`: "grove" when the component runs on Grove, "opted-out" when
+    its graph turns Grove off, "disabled" when the operator runs without it, "standalone"
+    for a DCD of its own."""
     gms = gms_of(component)
     if gms is None:
         return None
     if not dra_enabled:
         return NO_DRA
-    if mode_of(gms) == INTER_POD:
-        return ('experimental.gpuMemoryService.mode: Unsupported value: "InterPod": the '
-                "inter-pod GMS layout (a weight-server pod per rank, on Grove) is not "
-                "implemented by this operator; use IntraPod")
+    if mode_of(gms) == INTER_POD and grove != "grove":
+        why = {"opted-out": "but the graph disables it (nvidia.com/enable-grove)",
+               "standalone": "which a DynamoComponentDeployment of its own does not take",
+               }.get(grove, "but Grove is disabled in the operator configuration")
+        return f"experimental.gpuMemoryService.mode: Forbidden: requires the Grove pathway, {why}"
     return None
 
 
 def apply_gpu_memory_service(pod: Json, spec: ComponentSpec, ctx: PodContext) -> None:
-    """Wire an IntraPod GMS component's pod in place (nothing without GMS)."""
+    """Wire an IntraPod GMS component's pod in place (nothing without GMS; an InterPod
+    component's pods are wired by `backends.inter_pod_gms`, so one reaching here is not on
+    Grove)."""
     gms = gms_of(spec.spec)
     if gms is None:
         return
-    refused = refusal(spec.spec, dra_enabled=ctx.settings.dra_enabled)
+    refused = refusal(spec.spec, dra_enabled=ctx.settings.dra_enabled,
+                      grove=_grove_state(False, ctx.settings) if ctx.graph_name
+                      else "standalone")
     if refused is not None:
         raise GenerationError(refused)
     containers = pod.get("containers") or []

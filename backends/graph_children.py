@@ -33,6 +33,7 @@ from backends.graph_objects import (
 )
 from backends.grove import grove_objects
 from backends.hub_graph import HubGraph
+from backends.inter_pod_gms import inter_pod_gms
 from backends.mpi_secret import DIGEST_LABEL, mpi_secret_copy
 from backends.multinode import node_count
 from backends.settings import OperatorSettings
@@ -111,9 +112,10 @@ def graph_children(
         children += [Child(o) for o in discovery_rbac(hub)]
     children += _epp_objects(hub, settings, epps)
     # GPU memory service: the claim templates exist before the pods that use them.
+    grove = uses_grove(hub, settings)
     children += [Child(t, immutable=CLAIM_TEMPLATE_IMMUTABLE)
-                 for t in graph_claim_templates(hub, settings)]
-    if uses_grove(hub, settings):
+                 for t in graph_claim_templates(hub, settings, grove=grove)]
+    if grove:
         children += _grove(hub, settings, tokens, pull_secrets, topologies)
         # Grove replaces the pods itself; the history still lets `rollout undo` go back.
         grove_workers = graph_workers(hub)
@@ -159,9 +161,11 @@ def _epp_objects(hub: HubGraph, settings: OperatorSettings,
 def grove_workload(graph: str, service: str,
                    spec: v1beta1.DynamoComponentDeploymentSharedSpec) -> Kind:
     """The Grove object that runs a service, `<graph>-0-<service>`: a PodClique, or a
-    PodCliqueScalingGroup when the service spans several nodes; (kind, name)."""
+    PodCliqueScalingGroup when the service spans several nodes or runs the inter-pod GPU
+    memory service; (kind, name)."""
     name = f"{graph}-0-{service.lower()}"
-    return ("PodCliqueScalingGroup" if node_count(spec) > 1 else "PodClique"), name
+    group = node_count(spec) > 1 or inter_pod_gms(spec)
+    return ("PodCliqueScalingGroup" if group else "PodClique"), name
 
 
 def _components(hub: HubGraph, settings: OperatorSettings,

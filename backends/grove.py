@@ -1,10 +1,12 @@
 """The Grove path: a whole graph as one PodCliqueSet (grove.io/v1alpha1), one clique per role
 of each service, with a scaling group tying the leader and worker cliques of a multinode
-service; plus the Services, model Services and Ingresses the graph's frontends need. The graph
-is taken as the hub (`HubGraph`)."""
+service (or the weight-server and engine cliques of an inter-pod GPU memory service:
+`backends.inter_pod_gms`); plus the Services, model Services and Ingresses the graph's
+frontends need. The graph is taken as the hub (`HubGraph`)."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,9 +25,22 @@ from backends.graph_metadata import (
 )
 from backends.hub_graph import HubGraph
 from backends.ingress import ingress, virtual_service
+from backends.inter_pod_gms import (
+    FAILOVER_GROUP_LABEL,
+    InterPodDeployer,
+    claim_template_configs,
+    finish_engine_pod,
+    inter_pod_failover,
+    inter_pod_gms,
+    inter_pod_roles,
+    main_gpus,
+    resource_sharing,
+    start_after,
+    weight_server_pod,
+)
 from backends.kv_transfer_policy import with_kv_transfer_policy
 from backends.merge import merge_env
-from backends.multinode import GROVE, Role, roles
+from backends.multinode import GROVE, Role, node_count, roles
 from backends.origin_gates import with_graph_origin
 from backends.pod_spec import generate_pod_spec, main_container_of
 from backends.role_templates import with_role_template
@@ -55,6 +70,7 @@ def pod_clique_set(
     graph, namespace = _identity(dgd)
     cliques: list[Json] = []
     groups: list[Json] = []
+    claim_templates: list[Json] = []
     explicit = False
     for key, component in dgd.components():
         spec = _service_spec(dgd, key, component, settings, topologies)
@@ -69,6 +85,13 @@ def pod_clique_set(
             settings=settings,
             pull_secrets=pull_secrets or {},
         )
+        if inter_pod_gms(spec.spec):
+            scaling, service_cliques, templates = _inter_pod(dgd, key, spec, dyn_ns, ctx)
+            cliques += service_cliques
+            groups.append(scaling)
+            claim_templates += templates
+            explicit = True
+            continue
         service_roles = roles(key.lower(), spec.spec)
         # TRT-LLM's leader runs mpirun over SSH into the workers: start the workers first.
         ordered = len(service_roles) > 1 and _backend(dgd, spec) == "trtllm"
@@ -97,6 +120,8 @@ def pod_clique_set(
         template["terminationDelay"] = _go_duration(settings.grove_termination_delay_seconds)
     if groups:
         template["podCliqueScalingGroups"] = groups
+    if claim_templates:
+        template["resourceClaimTemplates"] = claim_templates
     with_topology_constraints(template, dgd)
     meta: Json = {
         "name": graph,
@@ -247,6 +272,51 @@ def _clique(
             "podSpec": generate_pod_spec(spec, role, ctx),
         },
     }
+
+
+def _inter_pod(dgd: HubGraph, key: str, spec: ComponentSpec, dyn_ns: str,
+               ctx: PodContext) -> tuple[Json, list[Json], list[Json]]:
+    """A service of the inter-pod GPU memory service layout (`backends.inter_pod_gms`): its
+    scaling group, its cliques (per rank, the weight server then the engines) and the claim
+    templates of its ranks."""
+    service_roles = inter_pod_roles(key, spec.spec, node_count(spec.spec))
+    after = start_after(service_roles)
+    backend = _backend(dgd, spec)
+    engines_fail_over = inter_pod_failover(spec.spec)
+    gpus = main_gpus(spec.spec)
+    cliques = []
+    for role in service_roles:
+        role_ctx = ctx
+        if role.nodes > 1:
+            role_ctx = dataclasses.replace(ctx, deployer=InterPodDeployer(role.rank))
+        if role.kind == "gms":
+            base = Role("main", role.name, 1, 1, rank=role.rank, inter_pod=role.inter_pod)
+            clique = _clique(dgd, key, spec, dyn_ns, base, role_ctx)
+            clique["name"] = clique["spec"]["roleName"] = role.name
+            clique["spec"]["replicas"] = role.replicas
+            pod = clique["spec"]["podSpec"]
+            clique["spec"]["podSpec"] = weight_server_pod(pod, role, gpus, backend)
+            # The weight servers run no Dynamo runtime: nothing for discovery to watch.
+            for label in (constants.LABEL_DISCOVERY_BACKEND, constants.LABEL_DISCOVERY_ENABLED):
+                clique["labels"].pop(label, None)
+        else:
+            clique = _clique(dgd, key, spec, dyn_ns, role, role_ctx)
+            finish_engine_pod(clique["spec"]["podSpec"], role, key, backend)
+            if engines_fail_over:
+                clique["labels"][FAILOVER_GROUP_LABEL] = "true"
+        clique["spec"]["minAvailable"] = 1
+        if role.name in after:
+            clique["spec"]["startsAfter"] = after[role.name]
+        cliques.append(clique)
+    group: Json = {
+        "name": key.lower(),
+        "cliqueNames": [r.name for r in service_roles],
+        "minAvailable": _min_available(spec.spec.replicas),
+        "resourceSharing": resource_sharing(key, service_roles),
+    }
+    if spec.spec.replicas is not None:
+        group["replicas"] = spec.spec.replicas
+    return group, cliques, claim_template_configs(key, spec.spec, service_roles)
 
 
 def _apply_kai(dgd: HubGraph, settings: OperatorSettings, cliques: list[Json]) -> None:

@@ -17,6 +17,7 @@ __all__ = [
     "GROVE",
     "LWS",
     "GroveDeployer",
+    "InterPodLayout",
     "LwsDeployer",
     "MultinodeDeployer",
     "Role",
@@ -24,19 +25,25 @@ __all__ = [
     "roles",
 ]
 
-RoleKind = Literal["main", "leader", "worker"]
+RoleKind = Literal["main", "leader", "worker", "gms"]
+#: The inter-pod GPU memory service layout a role belongs to (`backends.inter_pod_gms`).
+InterPodLayout = Literal["gms", "failover"]
 
 
 @dataclass(frozen=True)
 class Role:
     """One kind of pod of a component: `main` for single-node components, else `leader` or
     `worker`. `name` is the Grove clique name; `replicas` the pods of this role per replica
-    set (Grove) and `nodes` the component's node count."""
+    set (Grove) and `nodes` the component's node count. Under the inter-pod GPU memory
+    service layout (`inter_pod`), `gms` is a rank's weight server and `rank` the node rank
+    of the role's pods."""
 
     kind: RoleKind
     name: str
     replicas: int
     nodes: int
+    rank: int = 0
+    inter_pod: InterPodLayout | None = None
 
     @property
     def multinode(self) -> bool:

@@ -96,8 +96,10 @@ def generate_pod_spec(spec: ComponentSpec, role: Role, ctx: PodContext) -> Json:
     if FRONTEND_SIDECAR.enabled_for(spec):
         _run_frontend_sidecar(pod, spec, ctx, sidecar_mounts)
     backend.update_pod_spec(pod, backend_ctx)
-    apply_gpu_memory_service(pod, spec, ctx)
-    apply_failover(pod, spec.spec, backend.name, role.nodes)
+    if role.inter_pod is None:
+        # The inter-pod layout's pods are wired by the Grove path (`backends.inter_pod_gms`).
+        apply_gpu_memory_service(pod, spec, ctx)
+        apply_failover(pod, spec.spec, backend.name, role.nodes)
     canonical_pod_spec(pod)
     return pod
 

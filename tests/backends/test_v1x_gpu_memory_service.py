@@ -216,12 +216,13 @@ def test_without_dra_served_gms_is_refused_with_the_originals_words() -> None:
         render(fixture("gms-dcd", "v1alpha1"), SETTINGS)
 
 
-def test_the_inter_pod_layout_is_refused_naming_the_field() -> None:
+def test_the_inter_pod_layout_off_grove_is_refused_naming_the_field() -> None:
     obj = fixture("gms", "v1beta1")
     obj["spec"]["components"][1]["experimental"]["gpuMemoryService"]["mode"] = "InterPod"
     with pytest.raises(GenerationError,
-                       match=r"spec.components\[VllmWorker\].experimental.gpuMemoryService.mode"):
-        render(obj, GROVE)
+                       match=r"spec.components\[VllmWorker\].experimental.gpuMemoryService.mode: "
+                             "Forbidden: requires the Grove pathway"):
+        render(obj, DRA)
 
 
 def test_a_graph_without_these_fields_has_no_claim_anywhere() -> None:
