@@ -14,8 +14,9 @@ keeps them in its conversion payload), so `v1beta1_shape` calls these.
   (delete and recreate the graph to change them). The policy is compared as it acts
   (`enforcement` left out is `required`).
 
-Whether the named ClusterTopology exists and holds the levels is the cluster's to say: the
-graph controller reads it (`reconcilers.graph`).
+Whether the named ClusterTopology exists and holds the levels is the cluster's to say:
+admission reads it when the graph is created (`api.validation.topology_levels`, the rules of
+what it read), and the graph controller reads it for the render (`reconcilers.graph`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from api.errors import FieldError
 from api.kube import Json
 from api.validation.kube_values import qualified_name
 
-__all__ = ["topology_errors", "topology_update_errors"]
+__all__ = ["constraint_errors", "topology_errors", "topology_update_errors"]
 
 #: A topology level's name, as Dynamo's API states it.
 DOMAIN = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")
@@ -39,7 +40,7 @@ POLICY = "spec.experimental.kvTransferPolicy"
 
 def topology_errors(spec: Json) -> list[FieldError]:
     """The errors of a graph's topology constraints and KV transfer policy."""
-    return _constraints(spec) + _policy(spec)
+    return constraint_errors(spec) + _policy(spec)
 
 
 def topology_update_errors(spec: Json, old_spec: Json) -> list[FieldError]:
@@ -73,7 +74,8 @@ def _fixed(what: str) -> str:
             f"delete and recreate the DynamoGraphDeployment to change {what}")
 
 
-def _constraints(spec: Json) -> list[FieldError]:
+def constraint_errors(spec: Json) -> list[FieldError]:
+    """The errors of the graph's and its components' topology constraints."""
     graph = spec.get("topologyConstraint")
     errors = []
     if isinstance(graph, dict) and graph.get("packDomain") is not None:

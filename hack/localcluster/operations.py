@@ -460,6 +460,10 @@ class Operations:
             extra = [*extra, *certificate_requests.prepare_for_update(
                 obj, old_served, subresource, now_rfc3339())]
         self._validate(rt, obj, old_served, extra)
+        if rt.custom:
+            # customResourceStrategy.PrepareForUpdate bumps it, before the validating webhooks
+            # (BeforeUpdate precedes updateValidation): they see the new generation.
+            self._bump_generation(rt, obj, old_served)
         admission.validate(opts.webhooks, attrs, obj, old_served)
         builtin_rules.apply_defaults(rt, obj, self.cluster_ips)
         # What the strategy left as it was goes back to sharing the stored object's value. Only
@@ -467,7 +471,8 @@ class Operations:
         for key, value in shared.items():
             if key in obj and obj[key] == value:
                 obj[key] = value
-        self._bump_generation(rt, obj, old_served)
+        if not rt.custom:
+            self._bump_generation(rt, obj, old_served)
         obj = track(old_served, obj)
         # As etcd3's GuaranteedUpdate: a write is skipped only when what would be stored is
         # the bytes stored, so an object stored in an older version is re-encoded in the

@@ -16,6 +16,11 @@ Replicas owned by a scaling adapter may be changed only by the operator itself (
 identity, read at start-up) or by a Planner (a ServiceAccount named `planner-serviceaccount`).
 An unknown requester is refused, as the original does.
 
+A v1beta1 graph created on the Grove path is also judged by the Grove ClusterTopologies its
+topology constraints and KV transfer policy name, read from the cluster
+(`admission_topology`, the rules in `api.validation.topology_levels`), as the original's
+webhook reads them; a `clusterTopologyName` policy off the Grove path is refused.
+
 Both served versions are registered, so the API server sends each object as it was written.
 The rules are one set, written against v1alpha1: a v1beta1 object (and its old object) is
 converted in-process to its v1alpha1 view (`api.conversion.views.read_as`, the conversion
@@ -29,7 +34,7 @@ see them, and errors would name fields the user never wrote.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,9 +53,12 @@ from api.v1alpha1 import (
 )
 from api.validation import validate, warnings
 from api.validation.admission_only import admission_only
+from api.validation.topology_levels import ClusterTopologyRead, topology_level_errors
 from api.validation.v1beta1_shape import v1beta1_shape
+from controller.client import KubeClient
 from controller.webhook import AdmissionRequest, AdmissionResponse, Handler
 from reconcilers.machinery.denials import BAD_REQUEST, denial_cause
+from reconcilers.operator.admission_topology import read_topologies
 from reconcilers.request.admission import admit_request
 
 __all__ = ["API_VERSIONS", "WEBHOOKS", "AdmissionPolicy", "Webhook", "handler_for"]
@@ -97,6 +105,8 @@ class AdmissionPolicy:
     namespace_restricted: bool = False
     #: Namespaces another (namespace-restricted) operator owns: admitted unchecked.
     skip_namespace: Callable[[str], bool] = field(default=lambda _: False)
+    #: Grove runs graphs (the Grove pathway of the topology rules).
+    grove_enabled: bool = False
 
     def may_write_owned_replicas(self, username: str) -> bool:
         if not username:
@@ -113,25 +123,30 @@ class AdmissionPolicy:
             OPERATOR_SERVICE_ACCOUNT_SUFFIX)
 
 
-def handler_for(webhook: Webhook, policy: AdmissionPolicy) -> Handler:
-    """The admission handler of one of our kinds."""
+def handler_for(webhook: Webhook, policy: AdmissionPolicy,
+                client: KubeClient | None = None) -> Handler:
+    """The admission handler of one of our kinds; with `client`, a graph's handler reads the
+    ClusterTopologies the graph names."""
 
     async def handle(request: AdmissionRequest) -> AdmissionResponse:
-        return decide(webhook.kind, request, policy)
+        topologies: dict[str, ClusterTopologyRead] = {}
+        if (client is not None and webhook.kind is DynamoGraphDeployment
+                and request.object is not None and request.object.get("apiVersion") == HUB
+                and not _unchecked(request, policy)):
+            topologies = await read_topologies(client, request.object,
+                                               grove_enabled=policy.grove_enabled)
+        return decide(webhook.kind, request, policy, topologies=topologies)
 
     return handle
 
 
-def decide(kind: type, request: AdmissionRequest, policy: AdmissionPolicy) -> AdmissionResponse:
-    """Admit or refuse one request for an object of `kind`."""
-    if request.operation not in ("CREATE", "UPDATE") or request.subresource:
-        return AdmissionResponse.allow()
-    if request.namespace and policy.skip_namespace(request.namespace):
+def decide(kind: type, request: AdmissionRequest, policy: AdmissionPolicy, *,
+           topologies: Mapping[str, ClusterTopologyRead] | None = None) -> AdmissionResponse:
+    """Admit or refuse one request for an object of `kind`; `topologies`: what was read of
+    the ClusterTopologies a graph names (none read: not judged by them)."""
+    if _unchecked(request, policy):
         return AdmissionResponse.allow()
     old_json = request.old_object
-    if request.operation == "UPDATE" and old_json is not None and (
-            old_json.get("metadata") or {}).get("deletionTimestamp"):
-        return AdmissionResponse.allow()
     if request.object is None:
         return AdmissionResponse.deny("the request has no object", 400, "BadRequest",
                                       cause=BAD_REQUEST)
@@ -141,8 +156,20 @@ def decide(kind: type, request: AdmissionRequest, policy: AdmissionPolicy) -> Ad
         return admit_request(request.object, old_json,
                              namespace_restricted=policy.namespace_restricted)
     if request.object.get("apiVersion") == HUB:
-        return _decide_hub(kind, request, request.object, old_json, policy)
+        return _decide_hub(kind, request, request.object, old_json, policy, topologies or {})
     return _decide_spoke(kind, request, request.object, old_json, policy)
+
+
+def _unchecked(request: AdmissionRequest, policy: AdmissionPolicy) -> bool:
+    """Admitted without a look: a delete, a subresource, an object of a namespace another
+    operator claims, an update of an object being deleted (finalizers being removed)."""
+    if request.operation not in ("CREATE", "UPDATE") or request.subresource:
+        return True
+    if request.namespace and policy.skip_namespace(request.namespace):
+        return True
+    old_json = request.old_object
+    return bool(request.operation == "UPDATE" and old_json is not None and (
+        old_json.get("metadata") or {}).get("deletionTimestamp"))
 
 
 def _decide_spoke(kind: type, request: AdmissionRequest, obj_json: Json, old_json: Json | None,
@@ -153,9 +180,14 @@ def _decide_spoke(kind: type, request: AdmissionRequest, obj_json: Json, old_jso
 
 
 def _decide_hub(kind: type, request: AdmissionRequest, obj_json: Json, old_json: Json | None,
-                policy: AdmissionPolicy) -> AdmissionResponse:
-    """The v1beta1 shape rules, then the rules on the v1alpha1 view, naming v1beta1 fields."""
+                policy: AdmissionPolicy, topologies: Mapping[str, ClusterTopologyRead]
+                ) -> AdmissionResponse:
+    """The v1beta1 shape rules (a graph's with the ClusterTopologies it names), then the
+    rules on the v1alpha1 view, naming v1beta1 fields."""
     shape = v1beta1_shape(obj_json, old_json)
+    if kind is DynamoGraphDeployment:
+        shape += topology_level_errors(obj_json, topologies,
+                                       grove_enabled=policy.grove_enabled)
     try:
         spoke = read_as(obj_json, "v1alpha1")
         spoke_old = read_as(old_json, "v1alpha1") if old_json is not None else None

@@ -196,7 +196,8 @@ async def run(options: OperatorOptions) -> int:
     instrument_controllers(manager, operator_metrics, scope.claimed)
     if options.enable_webhooks:
         await set_up_webhooks(manager, webhook_settings(options), scope.claimed,
-                              operator_metrics=operator_metrics)
+                              operator_metrics=operator_metrics,
+                              grove_enabled=settings.grove_enabled)
     started.set()
     stop_on_signals(manager.stop)
     log.info("starting operator", version=options.operator_version,

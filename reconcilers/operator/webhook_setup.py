@@ -145,20 +145,21 @@ def _names(settings: WebhookSettings) -> tuple[list[str], list[str]]:
 async def set_up_webhooks(manager: Manager, settings: WebhookSettings,
                           skip_namespace: Callable[[str], bool] = lambda _: False,
                           *, operator_metrics: OperatorMetrics | None = None,
-                          ) -> WebhookServer:
+                          grove_enabled: bool = False) -> WebhookServer:
     """Register the webhook server, its certificate source and (with a URL) the configuration
     keeper as runnables of `manager`; /readyz waits for the server. Objects of namespaces
-    `skip_namespace` names are admitted unchecked."""
+    `skip_namespace` names are admitted unchecked; `grove_enabled`: Grove runs graphs (their
+    topology fields are judged by the ClusterTopologies they name)."""
     policy = AdmissionPolicy(operator_identity=await operator_identity(manager.client),
                              namespace_restricted=settings.restricted_namespace is not None,
-                             skip_namespace=skip_namespace)
+                             skip_namespace=skip_namespace, grove_enabled=grove_enabled)
     # Our CRDs are the cluster's: only a cluster-wide operator points them at itself.
     keeps_no_crds = settings.restricted_namespace is not None
     tls = TLSConfig()
     server = WebhookServer(tls, WebhookMetrics(manager.metrics.registry), port=settings.port,
                            reuse_port=True)
     for webhook in WEBHOOKS:
-        handler = handler_for(webhook, policy)
+        handler = handler_for(webhook, policy, manager.client)
         if operator_metrics is not None:  # dynamo_operator_webhook_*
             handler = instrument_webhook(operator_metrics, webhook.kind.__name__, handler)
         server.register(webhook.path, handler)

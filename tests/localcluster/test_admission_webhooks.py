@@ -345,3 +345,31 @@ async def test_scope_picks_cluster_or_namespaced_resources(kubectl: Kubectl,
     await kubectl("create", "namespace", "n1")
     assert [r["resource"]["resource"] for r in hook.requests] == ["namespaces"]
     assert "namespace" not in hook.requests[0]
+
+
+async def test_a_validating_webhook_sees_a_custom_objects_next_generation(
+        kubectl: Kubectl, hook: TestWebhook) -> None:
+    """customResourceStrategy.PrepareForUpdate bumps the generation before the validating
+    webhooks run: a spec change reaches them at generation 2, a label change at 1."""
+    await kubectl("apply", "-f", "-", stdin=json.dumps({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget"},
+                 "versions": [{"name": "v1", "served": True, "storage": True,
+                               "subresources": {"status": {}},
+                               "schema": {"openAPIV3Schema": {
+                                   "type": "object", "properties": {"spec": {
+                                       "type": "object",
+                                       "properties": {"size": {"type": "integer"}}}}}}}]}}))
+    await kubectl("wait", "--for=condition=Established", "crd/widgets.example.com")
+    await _install(kubectl, VALIDATING, "v", webhook(
+        "gen.example.com", _url(hook), groups=["example.com"], resources=["widgets"],
+        operations=["CREATE", "UPDATE"]))
+    widget = {"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w"},
+              "spec": {"size": 1}}
+    await kubectl("apply", "-f", "-", stdin=json.dumps(widget))
+    await kubectl("patch", "widget", "w", "--type=merge", "-p", '{"spec":{"size":2}}')
+    await kubectl("label", "widget", "w", "x=1")
+    assert [r["object"]["metadata"]["generation"] for r in hook.requests] == [1, 2, 2]
+    assert [r["oldObject"]["metadata"]["generation"] for r in hook.requests[1:]] == [1, 2]
