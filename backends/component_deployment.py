@@ -11,6 +11,12 @@ own builders read back through `render_inputs`. The child carries the fields bot
 share and no `v1beta1`-only field of the component (roles, minAvailable, providerOverride...),
 as the child built in `v1alpha1` did: so its `v1alpha1` form, and its spec hash, are that
 child's, and an operator upgrade rewrites no DCD.
+
+A component's `frontendSidecar` container is the exception, for graphs whose origin version
+says so (`backends.origin_gates.FRONTEND_SIDECAR_LOSSLESS`): `v1alpha1`'s form of it is a
+container named `sidecar-frontend` with its image, args, env and Secret only; such a graph's
+child carries the container whole, under its own name
+(`api.conversion.written_inputs.with_frontend_container`).
 """
 
 from __future__ import annotations
@@ -20,11 +26,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from api.conversion import HUB
-from api.conversion.written_inputs import with_component_inputs
+from api.conversion.written_inputs import with_component_inputs, with_frontend_container
 from api.convert import dump
 from api.kube import copy_json
 from api.v1alpha1 import ExtraPodSpec, IngressSpec, IngressTLSSpec
+from api.v1beta1 import DynamoComponentDeploymentSharedSpec
 from backends import constants, labels, naming
+from backends.component_spec import ComponentSpec
 from backends.deployment_config import Configured, apply_deployment_config
 from backends.dynamo_sidecar import with_graph_env
 from backends.graph_metadata import stamp_metadata, with_graph_metadata
@@ -32,6 +40,7 @@ from backends.hub_graph import HubGraph
 from backends.hub_only_fields import with_hub_only_fields
 from backends.kv_transfer_policy import with_kv_transfer_policy
 from backends.merge import merge_env
+from backends.origin_gates import FRONTEND_SIDECAR_LOSSLESS
 from backends.settings import OperatorSettings
 from backends.worker_generation import (
     LEGACY,
@@ -146,8 +155,23 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
         },
         "spec": spec,
     }
-    built = with_hub_only_fields(with_component_inputs(child, child_inputs), component)
+    built = with_component_inputs(child, child_inputs)
+    if FRONTEND_SIDECAR_LOSSLESS.enabled_for(ComponentSpec(component, child_inputs)):
+        sidecar = _frontend_container(component)
+        if sidecar is not None:
+            built = with_frontend_container(built, sidecar)
+    built = with_hub_only_fields(built, component)
     return stamp_metadata(graph, built)
+
+
+def _frontend_container(component: DynamoComponentDeploymentSharedSpec) -> Json | None:
+    """The container of the component's template its `frontendSidecar` names, as written."""
+    name = component.frontend_sidecar
+    spec = (component.pod_template or {}).get("spec")
+    for container in (spec.get("containers") if isinstance(spec, dict) else None) or []:
+        if name and isinstance(container, dict) and container.get("name") == name:
+            return container
+    return None
 
 
 def _generation_env(component_type: str | None, dynamo_namespace: str, generation: str,

@@ -14,9 +14,11 @@ The container comes from either form of the field:
   `v1beta1` field names it (`sidecar-frontend` for a graph written in `v1alpha1`); a container
   of that name already in the pod is refused, as the original refuses it. Where the
   component's `v1beta1` template holds the container (a graph on Grove, a DCD of its own), it
-  is taken from there whole. A graph's child DCD carries the `v1alpha1` form only, so on the
-  DCD path the container is `sidecar-frontend` and has what that form holds (image, args,
-  env, envFrom): what else a `v1beta1` sidecar container states is lost on the way.
+  is taken from there whole. A graph's child DCD carries the container whole, under its own
+  name, for graphs at or above `backends.origin_gates.FRONTEND_SIDECAR_LOSSLESS`
+  (`backends.component_deployment`); for a graph made before, the child carries the
+  `v1alpha1` form only, so on the DCD path the container is `sidecar-frontend` and has what
+  that form holds (image, args, env, envFrom).
 * `v1beta1`'s container name, when conversion kept the container among the pod's others
   (one whose image, args or env `v1alpha1` cannot hold): the defaults are merged into it.
 

@@ -13,6 +13,7 @@ from api.convert import load
 from api.v1beta1 import DynamoComponentDeployment
 from backends import labels
 from backends.component_spec import ComponentSpec
+from backends.origin_gates import FRONTEND_SIDECAR_LOSSLESS
 
 Json = dict[str, Any]
 
@@ -59,4 +60,9 @@ def hub_component(obj: Json) -> HubComponent:
     spec_only = {k: v for k, v in stored.items() if k != "status"}
     model = load(DynamoComponentDeployment, spec_only)
     name = model.spec.name or str(model.metadata.get("name", ""))
-    return HubComponent(model, render_inputs(spec_only).component(name))
+    # A DCD made before the gate reads its inputs as it did (`render_inputs`); its origin is
+    # read from them either way (in its annotations, or its pod template's).
+    inputs = render_inputs(spec_only, sidecar_remainder=False).component(name)
+    if FRONTEND_SIDECAR_LOSSLESS.enabled_for(ComponentSpec(model.spec, inputs)):
+        inputs = render_inputs(spec_only).component(name)
+    return HubComponent(model, inputs)

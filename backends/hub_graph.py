@@ -12,7 +12,9 @@ from typing import Any
 from api.conversion import HUB, convert
 from api.conversion.render_inputs import RenderInputs, render_inputs
 from api.convert import load
+from api.origin_version import origin_version
 from api.v1beta1 import DynamoComponentDeploymentSharedSpec, DynamoGraphDeployment
+from backends.origin_gates import FRONTEND_SIDECAR_LOSSLESS
 
 Json = dict[str, Any]
 
@@ -54,4 +56,8 @@ def hub_graph(obj: Json) -> HubGraph:
     changed, and its status is not read; ConversionFailure as `convert` raises it."""
     stored = obj if obj.get("apiVersion") == HUB else convert(obj, HUB)
     spec_only = {k: v for k, v in stored.items() if k != "status"}
-    return HubGraph(load(DynamoGraphDeployment, spec_only), render_inputs(spec_only))
+    # A graph made before the gate reads its inputs as it did (`render_inputs`).
+    origin = origin_version((stored.get("metadata") or {}).get("annotations"))
+    remainder = FRONTEND_SIDECAR_LOSSLESS.enabled(origin)
+    return HubGraph(load(DynamoGraphDeployment, spec_only),
+                    render_inputs(spec_only, sidecar_remainder=remainder))

@@ -20,8 +20,16 @@ Gates:
 * `FRONTEND_SIDECAR` (0.1.0, the first version of this operator that stamps): `frontendSidecar`
   gets the frontend's defaults merged into its container (`backends.frontend_sidecar`). Before
   it the container was dropped from the pod (a `v1alpha1` frontendSidecar), or kept as written
-  (a `v1beta1` one the `v1alpha1` form cannot hold). A later gate needs a later version of the
-  operator (pyproject's), since the stamp is the version.
+  (a `v1beta1` one the `v1alpha1` form cannot hold).
+* `FRONTEND_SIDECAR_LOSSLESS` (0.2.0): on the DCD path, a graph's child DCD carries the
+  `v1beta1` sidecar container whole, under its own name (`backends.component_deployment`,
+  `api.conversion.written_inputs.with_frontend_container`), so its pods run all the container
+  states (ports, probes, resources, mounts, securityContext...) as Grove's do. Before it the
+  child carried `v1alpha1`'s form of it: a container named `sidecar-frontend` with its image,
+  args, env and Secret only.
+
+A later gate needs a later version of the operator (pyproject's), since the stamp is the
+version.
 """
 
 from __future__ import annotations
@@ -32,7 +40,8 @@ from dataclasses import dataclass
 from api.origin_version import ORIGIN_VERSION, OriginVersion, origin_version
 from backends.component_spec import ComponentSpec
 
-__all__ = ["FRONTEND_SIDECAR", "OriginGate", "component_origin", "with_graph_origin"]
+__all__ = ["FRONTEND_SIDECAR", "FRONTEND_SIDECAR_LOSSLESS", "OriginGate", "component_origin",
+           "with_graph_origin"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,7 @@ class OriginGate:
 
 
 FRONTEND_SIDECAR = OriginGate("FrontendSidecar", OriginVersion((0, 1, 0)))
+FRONTEND_SIDECAR_LOSSLESS = OriginGate("FrontendSidecarLossless", OriginVersion((0, 2, 0)))
 
 
 def component_origin(spec: ComponentSpec) -> OriginVersion | None:

@@ -14,6 +14,7 @@ from e2e_support import DCD, DGD, EXAMPLES, Env, OperatorProcess, eventually, wo
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation import SimulationConfig, default_nodes
+from reconcilers.operator.version import OPERATOR_NAME, VERSION
 
 SERVICE = "VllmDecodeWorker"
 NEW_IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"
@@ -85,8 +86,8 @@ async def test_two_replicas_only_the_leader_writes(
     needs_local.stats.reset()
     await env.apply_example("vllm-agg")
     await env.wait_ready("vllm-agg")
-    assert writes_by(needs_local, "dynamo-operator/0.1.0 (op-a)") > 0
-    assert writes_by(needs_local, "dynamo-operator/0.1.0 (op-b)") == 0
+    assert writes_by(needs_local, f"{OPERATOR_NAME}/{VERSION} (op-a)") > 0
+    assert writes_by(needs_local, f"{OPERATOR_NAME}/{VERSION} (op-b)") == 0
     assert await _holder_is(env, "op-a")
 
 

@@ -20,7 +20,14 @@ Conversion decisions, field by field (v1alpha1 -> v1beta1):
 from __future__ import annotations
 
 from api.conversion.gpu_memory import experimental_rule
-from api.conversion.pod_template import HUB_KEYS, SPOKE_KEYS, pod_to_hub, pod_to_spoke
+from api.conversion.pod_template import (
+    HUB_KEYS,
+    SPOKE_KEYS,
+    hub_stands_for,
+    pod_to_hub,
+    pod_to_spoke,
+    spoke_stands_for,
+)
 from api.conversion.rules import Rule, nested, projection, rename, same
 from api.kube import Json
 
@@ -77,7 +84,8 @@ SHARED_SPEC_RULES: list[Rule] = [
         "eppConfig",
         "topologyConstraint",
     ),
-    projection(SPOKE_KEYS, HUB_KEYS, pod_to_hub, pod_to_spoke),
+    projection(SPOKE_KEYS, HUB_KEYS, pod_to_hub, pod_to_spoke,
+               hub_matches=hub_stands_for, spoke_matches=spoke_stands_for),
     projection(("componentType", "subComponentType"), ("type",), _type_to_hub, _type_to_spoke),
     projection(("scalingAdapter",), ("scalingAdapter",), _adapter_to_hub, _adapter_to_spoke),
     projection(("sharedMemory",), ("sharedMemorySize",), _shm_to_hub, _shm_to_spoke),

@@ -12,6 +12,15 @@ becomes a PVC volume and a mount of main). To the spoke: the template is taken a
 fields; the rest of main to extraPodSpec.mainContainer, the rest of the pod to extraPodSpec).
 The two are not inverse in general; `api.conversion.rules.projection` saves what one side
 loses.
+
+Saved fields of one side stand for the live fields of the other when they convert to them
+(`spoke_stands_for`, `hub_stands_for`), and also where the two differ only in what
+`v1alpha1`'s frontendSidecar object cannot hold of the container `v1beta1` names: the object
+holds its image, args, env and Secret; its name and what else it states (ports, probes,
+resources, mounts...) are `v1beta1`'s remainder, kept whole in the payload. So a pod group
+whose sidecar states more than the object keeps its other `v1alpha1` fields (the component's
+own labels, `envs` beside `mainContainer.env`...) across a round trip, and a child DCD can
+carry a `v1beta1` sidecar whole (`api.conversion.written_inputs`).
 """
 
 from __future__ import annotations
@@ -20,7 +29,16 @@ from typing import Any
 
 from api.kube import Json
 
-__all__ = ["FRONTEND_SIDECAR", "HUB_KEYS", "SPOKE_KEYS", "pod_to_hub", "pod_to_spoke"]
+__all__ = [
+    "FRONTEND_SIDECAR",
+    "HUB_KEYS",
+    "SPOKE_KEYS",
+    "hub_stands_for",
+    "pod_to_hub",
+    "pod_to_spoke",
+    "sidecar_as_spoke_shows_it",
+    "spoke_stands_for",
+]
 
 SPOKE_KEYS = (
     "resources",
@@ -158,6 +176,46 @@ def pod_to_spoke(hub: Json) -> Json:
         mount["useAsCompilationCache"] = True
         out["volumeMounts"] = [*out.get("volumeMounts", []), mount]
     return out
+
+
+def spoke_stands_for(spoke: Json, hub: Json) -> bool:
+    """Whether saved `v1alpha1` pod fields `spoke` stand for the live `v1beta1` ones `hub`:
+    they compose to them, or to them with the frontend sidecar as `v1alpha1` shows it."""
+    composed = pod_to_hub(spoke)
+    if composed == hub:
+        return True
+    shown = sidecar_as_spoke_shows_it(hub)
+    return shown is not hub and composed == shown
+
+
+def hub_stands_for(hub: Json, spoke: Json) -> bool:
+    """Whether saved `v1beta1` pod fields `hub` stand for the live `v1alpha1` ones `spoke`:
+    they take apart to them, or `spoke` stands for them (`spoke_stands_for`)."""
+    return pod_to_spoke(hub) == spoke or spoke_stands_for(spoke, hub)
+
+
+def sidecar_as_spoke_shows_it(hub: Json) -> Json:
+    """The hub pod fields with the container `frontendSidecar` names replaced by the one
+    `v1alpha1`'s object for it composes to (named `FRONTEND_SIDECAR`, last); `hub` itself
+    where there is no such container or the object cannot hold it."""
+    name = hub.get("frontendSidecar")
+    template = hub.get("podTemplate")
+    if not isinstance(name, str) or name == MAIN or not isinstance(template, dict):
+        return hub
+    spec = template.get("spec")
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    if not isinstance(spec, dict) or not _dicts_only(containers):
+        return hub
+    assert isinstance(containers, list)
+    index = next((i for i, c in enumerate(containers) if c.get("name") == name), None)
+    if index is None:
+        return hub
+    object_form = _frontend_spec(containers[index])
+    if object_form is None:
+        return hub
+    shown = [*containers[:index], *containers[index + 1:], _frontend_container(object_form)]
+    return {**hub, "podTemplate": {**template, "spec": {**spec, "containers": shown}},
+            "frontendSidecar": FRONTEND_SIDECAR}
 
 
 def _take_apart(template: Json, sidecar_name: Any) -> Json:

@@ -36,7 +36,13 @@ from api.conversion.component import SHARED_SPEC_RULES
 from api.conversion.component_deployment import COMPONENT_DEPLOYMENT
 from api.conversion.graph_deployment import GRAPH_DEPLOYMENT
 from api.conversion.objects import HUB, NAME_FROM_METADATA, read_payload
-from api.conversion.pod_template import HUB_KEYS, SPOKE_KEYS, pod_to_hub, pod_to_spoke
+from api.conversion.pod_template import (
+    HUB_KEYS,
+    SPOKE_KEYS,
+    pod_to_hub,
+    pod_to_spoke,
+    spoke_stands_for,
+)
 from api.conversion.rules import Rule, convert_fields, present
 from api.convert import load
 from api.kube import Json, Probe
@@ -136,8 +142,12 @@ class RenderInputs:
 _NONE = ComponentInputs()
 
 
-def render_inputs(obj: Json) -> RenderInputs:
+def render_inputs(obj: Json, *, sidecar_remainder: bool = True) -> RenderInputs:
     """The `v1alpha1` inputs of a graph or DCD held as the hub. Only reads `obj`.
+    `sidecar_remainder=False` reads the saved pod group by the rule before a frontend
+    sidecar's remainder was `v1beta1`'s (`api.conversion.pod_template.spoke_stands_for`): only
+    while it composes to the live pod fields exactly, for the builders of a graph made before
+    (`backends.origin_gates.FRONTEND_SIDECAR_LOSSLESS`), whose inputs must not move.
     ValueError for another kind or version; `api.errors.ConversionError` (a ValueError) for a
     saved pvc, ingress or sharedMemory that does not fit its model (the object's view then
     fails validation as well)."""
@@ -152,7 +162,7 @@ def render_inputs(obj: Json) -> RenderInputs:
     if kind == COMPONENT_DEPLOYMENT.kind:
         saved = read_payload(annotations.get(COMPONENT_DEPLOYMENT.spec_annotation)) or {}
         name = spec.get("name", meta.get("name"))
-        own = _component(spec, saved)
+        own = _component(spec, saved, sidecar_remainder)
         given = _text(spec.get("name"))
         if saved.get(NAME_FROM_METADATA) and given == meta.get("name"):
             given = None  # the rule of `api.conversion.objects._defaulted_name`
@@ -162,14 +172,15 @@ def render_inputs(obj: Json) -> RenderInputs:
     components = {}
     for entry in spec.get("components") or []:
         if isinstance(entry, dict) and isinstance(entry.get("name"), str):
-            components[entry["name"]] = _component(entry, _read(services.get(entry["name"])))
+            components[entry["name"]] = _component(entry, _read(services.get(entry["name"])),
+                                                    sidecar_remainder)
     pvcs = tuple(load(PVC, p) for p in saved.get("pvcs") or [] if isinstance(p, dict))
     return RenderInputs(pvcs=pvcs, components=components)
 
 
-def _component(hub: Json, saved: Json) -> ComponentInputs:
+def _component(hub: Json, saved: Json, sidecar_remainder: bool) -> ComponentInputs:
     kinds = _group(hub, saved, _TYPE)
-    pod = _pod_group(hub, saved)
+    pod = _pod_group(hub, saved, sidecar_remainder)
     shm = _group(hub, saved, _SHARED_MEMORY)
     adapter = _group(hub, saved, _SCALING_ADAPTER)
     metadata = {k: pod[k] for k in _METADATA_KEYS if isinstance(pod.get(k), dict)}
@@ -211,17 +222,19 @@ def _group(hub: Json, saved: Json, rules: list[Rule]) -> Json:
     return convert_fields(live, rules, to_hub=False, restored=restored)[0]
 
 
-def _pod_group(hub: Json, saved: Json) -> Json:
+def _pod_group(hub: Json, saved: Json, sidecar_remainder: bool) -> Json:
     """The component's pod group in `v1alpha1` fields, by the rule
-    `api.conversion.rules.projection` converts it by: the saved group while it still composes
-    to the live pod fields, else what the live fields give (which never holds the component's
-    own labels and annotations: the projection puts the template's metadata into
-    extraPodMetadata)."""
+    `api.conversion.rules.projection` converts it by: the saved group while it still stands
+    for the live pod fields (`api.conversion.pod_template.spoke_stands_for`; without
+    `sidecar_remainder`, while it composes to them), else what the live fields give (which
+    never holds the component's own labels and annotations: the projection puts the
+    template's metadata into extraPodMetadata)."""
     group = {k: saved[k] for k in SPOKE_KEYS if k in saved}
     live = {k: hub[k] for k in HUB_KEYS if k in hub}
     if group:
         candidate = present(group)
-        if pod_to_hub(candidate) == live:
+        if (spoke_stands_for(candidate, live) if sidecar_remainder
+                else pod_to_hub(candidate) == live):
             return candidate
     return pod_to_spoke(live) if live else {}
 

@@ -44,6 +44,8 @@ __all__ = [
 #: (live source fields, restored target fields) -> (target fields, saved source fields)
 Step = Callable[[Json, Json], tuple[Json, Json]]
 Projection = Callable[[Json], Json]
+#: (saved target fields, live source fields) -> whether the saved fields stand for the live.
+Match = Callable[[Json, Json], bool]
 
 
 @attrs.frozen
@@ -68,14 +70,15 @@ def _saved(fields: Json, keys: tuple[str, ...]) -> Json:
     return dict(fields) if fields else {keys[0]: None}
 
 
-def _projecting(fwd: Projection, back: Projection, src_keys: tuple[str, ...]) -> Step:
+def _projecting(fwd: Projection, back: Projection, src_keys: tuple[str, ...],
+                matches: Match | None) -> Step:
     # Projections never change their argument; the values they return may share parts of it
     # (`convert_object` copies its result once at the end).
     def step(src: Json, restored: Json) -> tuple[Json, Json]:
         dst = fwd(src)
         if restored:
             candidate = present(restored)
-            if back(candidate) == src:
+            if matches(candidate, src) if matches is not None else back(candidate) == src:
                 dst = candidate
         save = {} if back(dst) == src else _saved(src, src_keys)
         return dst, save
@@ -90,16 +93,21 @@ def projection(
     to_spoke: Projection,
     *,
     fills: bool = False,
+    hub_matches: Match | None = None,
+    spoke_matches: Match | None = None,
 ) -> Rule:
     """A group of fields converted by two pure functions that need not be inverse: what one
     direction loses is saved whole (the group is the unit of the payload) and restored only
     while the live fields still match it. `fills`: the functions give fields for absent ones
-    (a default that differs between the versions)."""
+    (a default that differs between the versions). By default saved fields match the live
+    ones when they convert back to them; `hub_matches(saved hub, live spoke)` and
+    `spoke_matches(saved spoke, live hub)` may say more (a part of a live field that the
+    other version cannot hold at all, which the saved group then keeps)."""
     return Rule(
         spoke,
         hub,
-        _projecting(to_hub, to_spoke, spoke),
-        _projecting(to_spoke, to_hub, hub),
+        _projecting(to_hub, to_spoke, spoke, hub_matches),
+        _projecting(to_spoke, to_hub, hub, spoke_matches),
         fills,
     )
 

@@ -10,6 +10,13 @@ takes the child's native fields and its `ComponentInputs`, and gives the DCD who
 `v1beta1` fields are what those inputs convert to and whose payload keeps the rest, so that
 `render_inputs` of it gives the inputs back and its `v1alpha1` form (hence its spec hash,
 `api.conversion.hash_basis`) is the one the child had when it was built as `v1alpha1`.
+
+`v1alpha1`'s frontendSidecar object holds a sidecar's image, args, env and Secret only, so a
+child built from it runs a container named `sidecar-frontend` with those. `with_frontend_container`
+gives such a child the component's `v1beta1` container whole instead, under its own name: the
+`v1alpha1` fields written stand for it as they stood for the container they composed to
+(`api.conversion.pod_template.spoke_stands_for`), so the inputs read back are the same and the
+`v1alpha1` view keeps them, the rest of the container travelling as `v1beta1`'s remainder.
 """
 
 from __future__ import annotations
@@ -21,13 +28,14 @@ import attrs
 from api.conversion.component import COMPONENT_DEPLOYMENT_SPEC_RULES
 from api.conversion.dispatch import convert
 from api.conversion.objects import HUB, SPOKE
-from api.conversion.render_inputs import ComponentInputs
+from api.conversion.pod_template import FRONTEND_SIDECAR
+from api.conversion.render_inputs import ComponentInputs, render_inputs
 from api.conversion.rules import convert_fields
 from api.convert import dump, load
-from api.kube import Json
+from api.kube import Json, copy_json
 from api.v1alpha1 import DynamoComponentDeploymentSpec
 
-__all__ = ["with_component_inputs"]
+__all__ = ["with_component_inputs", "with_frontend_container"]
 
 
 def with_component_inputs(dcd: Json, inputs: ComponentInputs) -> Json:
@@ -59,3 +67,33 @@ def _fields(inputs: ComponentInputs) -> dict[str, Any]:
         "scaling_adapter": inputs.scaling_adapter,
         **attrs.asdict(inputs.pod, recurse=False),
     }
+
+
+def with_frontend_container(dcd: Json, container: Json) -> Json:
+    """`dcd` (one `with_component_inputs` gave, whose inputs have a frontendSidecar object)
+    with its `sidecar-frontend` container replaced by `container` (the component's own, whole)
+    and `frontendSidecar` naming it; a new object (sharing parts with `dcd`). `dcd` itself,
+    unchanged, where the object does not stand for `container` (its image, args, env or
+    Secret differ), where the pod template has no `sidecar-frontend` container, or where the
+    inputs read back would differ."""
+    spec = dcd.get("spec") or {}
+    template = spec.get("podTemplate")
+    name = container.get("name")
+    if spec.get("frontendSidecar") != FRONTEND_SIDECAR or not isinstance(name, str) \
+            or not isinstance(template, dict) or not isinstance(template.get("spec"), dict):
+        return dcd
+    containers = template["spec"].get("containers")
+    if not isinstance(containers, list):
+        return dcd
+    index = next((i for i, c in enumerate(containers)
+                  if isinstance(c, dict) and c.get("name") == FRONTEND_SIDECAR), None)
+    others = {c.get("name") for c in containers if isinstance(c, dict)} - {FRONTEND_SIDECAR}
+    if index is None or name in others:
+        return dcd
+    given = [*containers[:index], copy_json(container), *containers[index + 1:]]
+    out = {**dcd, "spec": {**spec, "frontendSidecar": name,
+                           "podTemplate": {**template,
+                                           "spec": {**template["spec"], "containers": given}}}}
+    if render_inputs(out) != render_inputs(dcd):
+        return dcd
+    return out

@@ -19,6 +19,7 @@ from reconcilers.machinery.context import OperatorContext
 from reconcilers.machinery.resources import SCALING_ADAPTERS
 from reconcilers.operator.process import client_config
 from reconcilers.operator.registry import cache_label_selectors, cache_transforms
+from reconcilers.operator.version import OPERATOR_NAME, VERSION
 from reconcilers.scaling_adapter import reconciler as scaling_adapter
 
 Json = dict[str, Any]
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
                 "CustomResourceDefinition", namespaced=False)
 EVENTS = Resource("", "v1", "events", "Event")
-OPERATOR_AGENT = "dynamo-operator/0.1.0"
+OPERATOR_AGENT = f"{OPERATOR_NAME}/{VERSION}"
 TEST_AGENT = "scaling-test"
 GRAPHS = "dynamographdeployments.nvidia.com"
 ADAPTERS = "dynamographdeploymentscalingadapters.nvidia.com"
