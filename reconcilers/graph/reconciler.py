@@ -17,8 +17,9 @@ A reconcile, computed from the cluster alone:
    discovery RBAC, the EPP's ConfigMap and InferencePool, the DCDs or the Grove objects) and
    goes to the child writer once, which writes it and prunes what the graph owns and no longer
    wants;
-6. what the user must fix (a missing PVC or MPI Secret, a name taken by someone else's object,
-   a graph this cluster cannot run) is a `failed` state and a TerminalError; API errors are
+6. what the user must fix (a missing PVC or MPI Secret, a GMS DeviceClass no DeviceClass
+   defines (`gms_device_classes`), a name taken by someone else's object, a graph this
+   cluster cannot run) is a `failed` state and a TerminalError; API errors are
    retried;
 7. status (in `v1beta1`: `status.components`) written only when it differs, and while
    pending only when more than messages and rollout counts moved (`machinery.progress`), then
@@ -50,6 +51,10 @@ from reconcilers.graph.checkpoint_notice import warn_checkpoint_ignored
 from reconcilers.graph.children import claimed_names, report_orphaned_adapters
 from reconcilers.graph.cluster_topology import cluster_topologies
 from reconcilers.graph.components import ComponentPath
+from reconcilers.graph.gms_device_classes import (
+    check_gms_device_classes,
+    watch_gms_device_classes,
+)
 from reconcilers.graph.gpu_capacity import GraphGpus, watch_gpus
 from reconcilers.graph.grove import GrovePath
 from reconcilers.graph.mpi_secret import secret_mapper
@@ -184,6 +189,7 @@ class GraphDeploymentReconciler:
                                                    "restart": plan.status})
             path.live = live
         mpi_secret = await mpi_source(ctx, path.namespace, mpi_services(graph), RECONCILE_FAILED)
+        await check_gms_device_classes(ctx, live)
         topologies = await cluster_topologies(ctx, graph, grove=isinstance(path, GrovePath))
         try:
             desired = graph_children(graph, ctx.settings, tokens=plan.tokens,
@@ -337,3 +343,4 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
         for_predicate=STATUS_ONLY_IGNORED, owns_predicate=CREATE_IGNORED)
     # Capacity changes wake the graphs told of its lack.
     watch_gpus(manager, ctx, controller, reconciler.gpus)
+    watch_gms_device_classes(manager, ctx, controller)

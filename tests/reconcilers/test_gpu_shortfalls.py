@@ -8,6 +8,7 @@ from typing import Any
 
 from backends.dra_demand import ClaimContext
 from backends.worker_generation import WorkerPlan
+from reconcilers.graph.gms_device_classes import missing_gms_device_classes
 from reconcilers.graph.gpu_capacity import held_gpus, shortfalls, surge_replicas
 from reconcilers.graph.gpu_supply import (
     ClusterGpus,
@@ -224,11 +225,31 @@ def test_dra_gpus_are_compared_with_the_devices_of_their_class() -> None:
     assert shortfalls(worker_graph(2, template="four"), context, {}, {}, view) == [
         "needs 8 GPUs (DRA device class gpu.nvidia.com), 4 free of 8 devices"]
     assert held_gpus([], [mine], {"w-1"}, context) == {}
-    gms = worker_graph(1, gpus=2)
+    # A claim template of the user's own asking a class no DeviceClass defines (the original
+    # says nothing of it; its pods would wait).
+    elsewhere = ClaimContext(templates={"other": {"devices": {"requests": [
+        {"name": "g", "exactly": {"deviceClassName": "gpu.example.com", "count": 2}}]}}})
+    assert shortfalls(worker_graph(1, template="other"), elsewhere, {}, {}, view) == [
+        "needs 2 GPUs (DRA device class gpu.example.com), which no DeviceClass defines"]
+
+
+def test_a_gpu_memory_service_of_a_class_no_device_class_defines_fails_the_reconcile() -> None:
+    """As the original syncing the GMS ResourceClaimTemplate: its words, and our numbers."""
+    gms = worker_graph(3, gpus=2)
     gms["spec"]["components"][1]["experimental"] = {
         "gpuMemoryService": {"deviceClassName": "fast-gpus"}}
-    assert shortfalls(gms, context, {}, {}, view) == [
-        "needs 2 GPUs (DRA device class fast-gpus), which no DeviceClass defines"]
+    assert missing_gms_device_classes(gms, {"gpu.nvidia.com"}) == [
+        'failed to sync GMS ResourceClaimTemplate for Worker: DeviceClass "fast-gpus" not '
+        "found: ensure the GPU DRA driver is installed and the device class is registered "
+        "(Worker needs 6 GPUs (DRA device class fast-gpus))"]
+    assert missing_gms_device_classes(gms, {"fast-gpus"}) == []
+    # The default class, gpu.nvidia.com, is looked up too; a graph without GMS asks none.
+    del gms["spec"]["components"][1]["experimental"]["gpuMemoryService"]["deviceClassName"]
+    assert missing_gms_device_classes(gms, set()) == [
+        'failed to sync GMS ResourceClaimTemplate for Worker: DeviceClass "gpu.nvidia.com" '
+        "not found: ensure the GPU DRA driver is installed and the device class is registered "
+        "(Worker needs 6 GPUs (DRA device class gpu.nvidia.com))"]
+    assert missing_gms_device_classes(worker_graph(1, gpus=2), set()) == []
 
 
 def test_the_status_counts_dra_claims_and_a_rollouts_surge() -> None:

@@ -30,6 +30,7 @@ from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation.config import SimulationConfig, default_nodes
 from reconcilers.machinery.resources import (
     DEPLOYMENTS,
+    DEVICE_CLASSES,
     GRAPH_DEPLOYMENTS,
     PODS,
     RESOURCE_CLAIM_TEMPLATES,
@@ -289,3 +290,31 @@ async def test_graphs_that_fit_exactly_are_never_told_they_do_not(
         watcher.cancel()
     assert all(r and r[-1] == "all_resources_are_ready" for r in reasons.values()), reasons
     assert not any("insufficient_capacity" in r for r in reasons.values()), reasons
+
+
+async def test_a_gpu_memory_service_of_a_class_no_device_class_defines_waits_for_it(
+        kube: KubeClient, sim_cluster: LocalCluster, tmp_path: Path) -> None:
+    """As the original syncing the GMS ResourceClaimTemplate: Ready False, reason
+    failed_to_reconcile_the_resources in its words with our numbers, and no child written;
+    the DeviceClass appearing wakes the graph, which then runs."""
+    gms = graph("fast", 2, gpus=4)
+    gms["spec"]["components"][0]["experimental"] = {"gpuMemoryService": {
+        "mode": "IntraPod", "deviceClassName": "fast-gpus"}}
+    async with running_operator(tmp_path / "sim" / "kubeconfig", REGISTRATIONS, SETTINGS):
+        await kube.create(GRAPH_DEPLOYMENTS, gms)
+        failed = await wait_for(
+            kube, GRAPH_DEPLOYMENTS, NS, "fast",
+            lambda o: ready(o).get("reason") == "failed_to_reconcile_the_resources")
+        assert ready(failed)["status"] == "False" and failed["status"]["state"] == "failed"
+        assert ready(failed)["message"] == (
+            'failed to sync GMS ResourceClaimTemplate for Worker: DeviceClass "fast-gpus" not '
+            "found: ensure the GPU DRA driver is installed and the device class is registered "
+            "(Worker needs 8 GPUs (DRA device class fast-gpus))")
+        assert (await kube.list(RESOURCE_CLAIM_TEMPLATES, NS))["items"] == []
+        # The administrator registers the class (the driver's own, under another name).
+        nvidia = await kube.get(DEVICE_CLASSES, None, "gpu.nvidia.com")
+        await kube.create(DEVICE_CLASSES, {
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+            "metadata": {"name": "fast-gpus"}, "spec": nvidia["spec"]})
+        await eventually(lambda: _state(kube, "fast", "successful"), within=30,
+                         what="the GMS graph to run once its class exists")
