@@ -85,8 +85,10 @@ def with_frontend_container(dcd: Json, container: Json) -> Json:
     containers = template["spec"].get("containers")
     if not isinstance(containers, list):
         return dcd
-    index = next((i for i, c in enumerate(containers)
-                  if isinstance(c, dict) and c.get("name") == FRONTEND_SIDECAR), None)
+    # The object's container is the last (`pod_template.pod_to_hub` appends it).
+    index = next((i for i in reversed(range(len(containers)))
+                  if isinstance(containers[i], dict)
+                  and containers[i].get("name") == FRONTEND_SIDECAR), None)
     others = {c.get("name") for c in containers if isinstance(c, dict)} - {FRONTEND_SIDECAR}
     if index is None or name in others:
         return dcd
