@@ -3,7 +3,8 @@
 A PodCliqueSet `<pcs>` makes, per replica index r, a PodClique `<pcs>-<r>-<clique>` for each
 clique outside a scaling group, a PodCliqueScalingGroup `<pcs>-<r>-<group>` for each scaling
 group config, and a headless Service `<pcs>-<r>`; a scaling group makes, per its replica j,
-PodCliques `<pcsg>-<j>-<clique>`. Replicas of existing children are left to whoever scales
+PodCliques `<pcsg>-<j>-<clique>`, and the ResourceClaims its `resourceSharing` shares
+(`grove_sharing`). Replicas of existing children are left to whoever scales
 them (the scale subresource), as Grove does. Status carries what an operator reads: replicas,
 availableReplicas, updatedReplicas, observedGeneration, selectors and MinAvailableBreached.
 """
@@ -16,11 +17,12 @@ from typing import Any
 
 from ..storage import Change
 from .clock import rfc3339
+from .grove_sharing import claim_body, group_claims, group_config, inject, wanted_claims
 from .grove_topology import CLUSTER_TOPOLOGIES, set_levels_condition
 from .loop import ControlLoop, Key
 from .objects import controller_ref, owner_reference, set_condition, terminating
 from .rollout import template_hash
-from .writer import CRDS, SERVICES
+from .writer import CRDS, RESOURCE_CLAIMS, SERVICES
 
 Json = dict[str, Any]
 
@@ -264,13 +266,17 @@ class PodCliqueScalingGroupController(_GroveLoop):
         members = [n for n in spec.get("cliqueNames") or () if n in templates]
         labels = pcsg["metadata"].get("labels") or {}
         existing = {c["metadata"]["name"]: c for c in self.writer.owned(PCLQ, pcsg)}
+        config = group_config(pcs, name)
+        self._sync_claims(pcs, pcsg, config, want)
         wanted: set[str] = set()
         for j in range(want):
             for clique_name in members:
                 template = templates[clique_name]
                 child = f"{name}-{j}-{clique_name}"
                 wanted.add(child)
-                self.sync_clique(pcsg, child, clique_spec(template), {
+                spec = clique_spec(template)
+                inject(spec, wanted_claims(name, config, j, clique_name))
+                self.sync_clique(pcsg, child, spec, {
                     **(template.get("labels") or {}),
                     MANAGED_BY: "grove-operator", PART_OF: labels.get(PART_OF, ""),
                     COMPONENT: "pcsg-podclique", PCS_INDEX: labels.get(PCS_INDEX, "0"),
@@ -281,6 +287,25 @@ class PodCliqueScalingGroupController(_GroveLoop):
             if child_name not in wanted and not terminating(clique_obj):
                 self.writer.delete(PCLQ, clique_obj)
         return self._write_status(pcsg, want, members)
+
+    def _sync_claims(self, pcs: Json | None, pcsg: Json, config: Json, want: int) -> None:
+        """The group's shared ResourceClaims (`grove_sharing`): made for its replicas, those
+        of replicas scaled away deleted."""
+        if pcs is None or self.writer.served(RESOURCE_CLAIMS) is None:
+            return
+        namespace = pcsg["metadata"]["namespace"]
+        claims = group_claims(pcsg["metadata"]["name"], config, want)
+        owned = {c["metadata"]["name"]: c for c in self.writer.owned(RESOURCE_CLAIMS, pcsg)}
+        for claim, template_name in claims.items():
+            if claim in owned:
+                continue
+            body = claim_body(pcs, pcsg, claim, template_name)
+            if body is not None:
+                body["metadata"]["ownerReferences"] = [owner_reference(pcsg)]
+                self.writer.create(RESOURCE_CLAIMS, namespace, body)
+        for claim, obj in owned.items():
+            if claim not in claims and not terminating(obj):
+                self.writer.delete(RESOURCE_CLAIMS, obj)
 
     def _write_status(self, pcsg: Json, want: int, members: list[str]) -> float | None:
         name = pcsg["metadata"]["name"]

@@ -1,0 +1,124 @@
+"""Inter-pod GPU memory service and inter-pod failover on Grove and DRA (issue #29), end to
+end: the operator process renders each graph as a PodCliqueSet whose scaling group holds, per
+node rank, a weight-server clique and an engine clique; the simulated Grove makes one claim
+per rank and group replica from the PodCliqueSet's templates and hands it to both cliques'
+pods, which the scheduler places on the node holding the claim's devices; the graphs reach
+Ready. Without Grove the graph is refused naming the field."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+from e2e_support import EXAMPLES, Env, OperatorProcess
+
+from hack.localcluster.server import LocalCluster
+
+FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "backends" / "fixtures" / "gms"
+GROVE_CRDS = EXAMPLES.parents[1] / "hack" / "crds" / "grove.yaml"
+
+
+def fixture(name: str) -> dict[str, Any]:
+    obj: dict[str, Any] = yaml.safe_load((FIXTURES / name).read_text())
+    obj["metadata"].pop("namespace", None)  # the test's namespace
+    return obj
+
+
+async def apply(env: Env, obj: dict[str, Any]) -> None:
+    await env.k("apply", "-f", "-", stdin=json.dumps(obj))
+
+
+async def on_grove(env: Env, operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
+    await env.kubectl.run("apply", "-f", str(GROVE_CRDS))
+    await env.kubectl.run("wait", "--for=condition=Established", "--timeout=30s",
+                          "crd/podcliquesets.grove.io")
+    await operators("op")  # after Grove's CRDs: it takes the Grove path
+
+
+async def pods_of(env: Env, graph: str, component: str) -> list[dict[str, Any]]:
+    selector = (f"nvidia.com/dynamo-graph-deployment-name={graph},"
+                f"nvidia.com/dynamo-component={component}")
+    items: list[dict[str, Any]] = (await env.get("pods", selector=selector))["items"]
+    return [p for p in items if not p["metadata"].get("deletionTimestamp")]
+
+
+async def check_shared(env: Env, graph: str, component: str, gpus: int
+                       ) -> dict[str, list[dict[str, Any]]]:
+    """Every pod runs on its one shared claim, allocated `gpus` devices of the pod's node and
+    reserved for all the pods that name it; the pods by claim."""
+    by_claim: dict[str, list[dict[str, Any]]] = {}
+    for pod in await pods_of(env, graph, component):
+        assert pod["status"]["phase"] == "Running", pod["status"]
+        claims = pod["spec"]["resourceClaims"]
+        assert len(claims) == 1 and claims[0]["name"] == claims[0]["resourceClaimName"]
+        for container in pod["spec"]["containers"]:
+            assert container["resources"].get("claims") == [{"name": claims[0]["name"]}]
+            assert "nvidia.com/gpu" not in (container["resources"].get("limits") or {})
+        by_claim.setdefault(claims[0]["resourceClaimName"], []).append(pod)
+    for name, pods in by_claim.items():
+        claim = await env.get("resourceclaims", name)
+        assert claim["metadata"]["ownerReferences"][0]["kind"] == "PodCliqueScalingGroup"
+        results = claim["status"]["allocation"]["devices"]["results"]
+        assert len(results) == gpus
+        nodes = {p["spec"]["nodeName"] for p in pods}
+        assert len(nodes) == 1 and all(r["pool"] in nodes for r in results)
+        assert sorted(r["uid"] for r in claim["status"]["reservedFor"]) == sorted(
+            p["metadata"]["uid"] for p in pods)
+    return by_claim
+
+
+def kinds(pods: list[dict[str, Any]]) -> list[str]:
+    """Each pod's containers, as "gms" (a weight server) or "engine"."""
+    return sorted("gms" if any(c["name"] == "gms-weights" for c in p["spec"]["containers"])
+                  else "engine" for p in pods)
+
+
+async def test_an_inter_pod_gms_graph_runs_weight_servers_beside_engines(
+        env: Env, needs_local: LocalCluster,
+        operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
+    await on_grove(env, operators)
+    graph = fixture("gms-interpod.v1beta1.yaml")
+    # The simulated driver's class (the fixture names another, which the render tests read).
+    del graph["spec"]["components"][1]["experimental"]["gpuMemoryService"]["deviceClassName"]
+    await apply(env, graph)
+    await env.wait_ready("vllm-interpod-gms", 120)
+    group = await env.get("podcliquescalinggroups", "vllm-interpod-gms-0-vllmworker")
+    assert group["spec"]["replicas"] == 2
+    by_claim = await check_shared(env, "vllm-interpod-gms", "VllmWorker", 2)
+    # One claim per group replica, each shared by its weight server and its engine.
+    assert sorted(by_claim) == [f"vllm-interpod-gms-0-vllmworker-{j}-vllmworker-gpu-rank-0"
+                                for j in (0, 1)]
+    for pods in by_claim.values():
+        assert kinds(pods) == ["engine", "gms"]
+
+
+async def test_an_inter_pod_failover_graph_runs_every_rank_on_its_claim(
+        env: Env, needs_local: LocalCluster,
+        operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
+    await on_grove(env, operators)
+    await apply(env, fixture("failover-interpod.v1alpha1.yaml"))  # enabled switches
+    await env.wait_ready("vllm-interpod-failover", 120)
+    by_claim = await check_shared(env, "vllm-interpod-failover", "worker", 2)
+    prefix = "vllm-interpod-failover-0-worker-0-worker-gpu-rank-"
+    assert sorted(by_claim) == [f"{prefix}0", f"{prefix}1"]
+    for pods in by_claim.values():
+        # The weight server, the primary and its two shadows of one rank.
+        assert kinds(pods) == ["engine", "engine", "engine", "gms"]
+        engines = [p for p in pods if kinds([p]) == ["engine"]]
+        assert all(p["spec"]["restartPolicy"] == "Never" for p in engines)
+        assert all(p["metadata"]["labels"][
+            "nvidia.com/dynamo-failover-engine-group-member"] == "true" for p in engines)
+
+
+async def test_without_grove_the_inter_pod_layout_is_refused_naming_the_field(
+        env: Env, operator: OperatorProcess) -> None:
+    graph = fixture("gms-interpod.v1beta1.yaml")
+    del graph["spec"]["components"][1]["experimental"]["gpuMemoryService"]["deviceClassName"]
+    await apply(env, graph)
+    condition = await env.wait_reason("vllm-interpod-gms", "gpuMemoryService.mode",
+                                      "requires the Grove pathway", within=60)
+    assert condition["status"] == "False"
+
