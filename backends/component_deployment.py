@@ -34,6 +34,7 @@ from api.v1beta1 import DynamoComponentDeploymentSharedSpec
 from backends import constants, labels, naming
 from backends.component_spec import ComponentSpec
 from backends.deployment_config import Configured, apply_deployment_config
+from backends.discovery_mode import inherited_discovery_mode
 from backends.dynamo_sidecar import with_graph_env
 from backends.graph_metadata import stamp_metadata, with_graph_metadata
 from backends.hub_graph import HubGraph
@@ -106,7 +107,10 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
     }
     if generation:
         component_labels[constants.LABEL_WORKER_HASH] = generation
-    annotations = _annotations(inputs.annotations, graph.model.metadata.get("annotations") or {})
+    graph_annotations = graph.model.metadata.get("annotations") or {}
+    annotations = _annotations(inputs.annotations, graph_annotations)
+    for key, value in inherited_discovery_mode(graph).items():
+        annotations.setdefault(key, value)
     if token:
         annotations[constants.ANNOTATION_RESTART_AT] = token
     pod = inputs.pod

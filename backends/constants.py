@@ -54,8 +54,9 @@ ANNOTATION_RESTART_AT: Final = "nvidia.com/restartAt"
 # DGD metadata annotations a DCD inherits in its spec.annotations.
 # The origin version is inherited so the DCD's builders can read their graph's gates
 # (`backends.origin_gates`).
+# The discovery mode is inherited too, behind its origin gate (`backends.discovery_mode`).
 INHERITED_GRAPH_ANNOTATIONS: Final = (ANNOTATION_ENABLE_METRICS, ANNOTATION_DISCOVERY_BACKEND,
-                                      ANNOTATION_ORIGIN_VERSION, ANNOTATION_KUBE_DISCOVERY_MODE)
+                                      ANNOTATION_ORIGIN_VERSION)
 
 # --- component types ------------------------------------------------------------------------
 FRONTEND: Final = "frontend"

@@ -15,6 +15,7 @@ from backends import constants, frameworks, labels, naming
 from backends.component_deployment import default_ingress
 from backends.component_spec import ComponentSpec
 from backends.context import PodContext, discovery_backend
+from backends.discovery_mode import inherited_discovery_mode
 from backends.dynamo_sidecar import with_graph_env
 from backends.errors import GenerationError
 from backends.graph_metadata import (
@@ -223,9 +224,9 @@ def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeployme
         constants.ANNOTATION_DISCOVERY_BACKEND, settings.discovery_backend
     )
     annotations = with_graph_origin(inputs.annotations, graph_annotations)
-    mode = graph_annotations.get(constants.ANNOTATION_KUBE_DISCOVERY_MODE)
-    if mode is not None:
-        annotations = {constants.ANNOTATION_KUBE_DISCOVERY_MODE: mode, **(annotations or {})}
+    inherited = inherited_discovery_mode(dgd)
+    if inherited:
+        annotations = {**inherited, **(annotations or {})}
     if resolved:
         annotations = {constants.ANNOTATION_DISCOVERY_BACKEND: resolved, **(annotations or {})}
     return ComponentSpec(spec, inputs.replace(pod=pod, annotations=annotations))
