@@ -27,6 +27,10 @@ Gates:
   states (ports, probes, resources, mounts, securityContext...) as Grove's do. Before it the
   child carried `v1alpha1`'s form of it: a container named `sidecar-frontend` with its image,
   args, env and Secret only.
+* `KUBE_DISCOVERY_MODE` (0.2.0, `backends.discovery_mode`): a graph's
+  `nvidia.com/dynamo-kube-discovery-mode` reaches its components (container mode: `main`'s
+  `CONTAINER_NAME` and `DYN_KUBE_DISCOVERY_MODE`). Before it the annotation was left alone,
+  unless a component fails over.
 
 A later gate needs a later version of the operator (pyproject's), since the stamp is the
 version.
