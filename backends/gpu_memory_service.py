@@ -204,10 +204,11 @@ def refusal(component: v1beta1.DynamoComponentDeploymentSharedSpec, *,
     if not dra_enabled:
         return NO_DRA
     if mode_of(gms) == INTER_POD and grove != "grove":
-        why = {"opted-out": "but the graph disables it (nvidia.com/enable-grove)",
+        why = {"opted-out": f'remove or unset the "{constants.ANNOTATION_ENABLE_GROVE}" annotation',
                "standalone": "which a DynamoComponentDeployment of its own does not take",
                }.get(grove, "but Grove is disabled in the operator configuration")
-        return f"experimental.gpuMemoryService.mode: Forbidden: requires the Grove pathway, {why}"
+        joined = f"; {why}" if grove == "opted-out" else f", {why}"
+        return f"experimental.gpuMemoryService.mode: Forbidden: requires the Grove pathway{joined}"
     return None
 
 

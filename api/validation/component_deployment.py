@@ -11,6 +11,7 @@ from api.validation.component import (
     dynamo_namespace_warnings,
     validate_component,
 )
+from api.validation.gpu_memory import gpu_memory_update_errors
 
 
 def validate_component_deployment(dcd: DynamoComponentDeployment) -> list[FieldError]:
@@ -24,10 +25,11 @@ def validate_component_deployment(dcd: DynamoComponentDeployment) -> list[FieldE
 def validate_component_deployment_update(
     old: DynamoComponentDeployment, new: DynamoComponentDeployment
 ) -> list[FieldError]:
-    """Errors of an update: those of `new`, plus a changed backend."""
+    """Errors of an update: those of `new`, plus a changed backend or inter-pod GMS layout."""
     errors = validate_component_deployment(new)
     if old.spec.backend_framework != new.spec.backend_framework:
         errors.append(FieldError("spec.backendFramework", "is immutable"))
+    errors += gpu_memory_update_errors(old.spec, new.spec, "spec", "DynamoComponentDeployment")
     return errors
 
 

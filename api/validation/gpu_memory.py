@@ -13,6 +13,8 @@ object is checked through its view, so the paths come out as `experimental.<fiel
 - a graph with intra-pod failover carries `nvidia.com/dynamo-kube-discovery-mode: container`
   (each engine container registers as its own worker); that annotation, when given, is `pod`
   or `container`.
+- on update, the inter-pod layout and inter-pod failover are not switched on or off, and
+  inter-pod failover keeps its `numShadows` (the Grove cliques cannot be reshaped in place).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
 from api.validation.kube_values import shown
 
 __all__ = ["DISCOVERY_MODE_ANNOTATION", "discovery_mode_errors", "gpu_memory_errors",
-           "intra_pod_failover"]
+           "gpu_memory_update_errors", "intra_pod_failover"]
 
 DISCOVERY_MODE_ANNOTATION = "nvidia.com/dynamo-kube-discovery-mode"
 DISCOVERY_MODES = ("pod", "container")
@@ -139,6 +141,43 @@ def _failover(spec: DynamoComponentDeploymentSharedSpec, path: str,
         if spec.component_type in NOT_FAILOVER_TYPES:
             errors.append(FieldError(failover_path, "Forbidden: GMS failover is not supported "
                                                     f"for type {shown(spec.component_type)}"))
+    return errors
+
+
+def _inter_pod_gms(spec: DynamoComponentDeploymentSharedSpec) -> bool:
+    gms = spec.gpu_memory_service
+    return gms is not None and gms.enabled and _mode(gms.mode) == INTER_POD
+
+
+def _inter_pod_failover(spec: DynamoComponentDeploymentSharedSpec) -> bool:
+    failover = spec.failover
+    return failover is not None and failover.enabled and _mode(failover.mode) == INTER_POD
+
+
+def _shadows(spec: DynamoComponentDeploymentSharedSpec) -> int:
+    shadows = spec.failover.num_shadows if spec.failover is not None else None
+    return shadows if shadows is not None and shadows >= 1 else 1
+
+
+def gpu_memory_update_errors(old: DynamoComponentDeploymentSharedSpec,
+                             new: DynamoComponentDeploymentSharedSpec, path: str,
+                             kind: str) -> list[FieldError]:
+    """What an update may not change: the inter-pod layout, inter-pod failover and its
+    shadows reshape the component's Grove cliques and claims, which cannot change in place
+    (`kind`: the object to delete and recreate)."""
+    errors = []
+    if _inter_pod_gms(old) != _inter_pod_gms(new):
+        errors.append(FieldError(f"{path}.gpuMemoryService.mode",
+                                 "Invalid value: the inter-pod GMS layout cannot be toggled "
+                                 f"after creation; delete and recreate the {kind}"))
+    if _inter_pod_failover(old) != _inter_pod_failover(new):
+        errors.append(FieldError(f"{path}.failover",
+                                 "Invalid value: inter-pod GMS failover cannot be toggled "
+                                 f"after creation; delete and recreate the {kind}"))
+    elif _inter_pod_failover(new) and _shadows(old) != _shadows(new):
+        errors.append(FieldError(f"{path}.failover.numShadows",
+                                 "Invalid value: is immutable for inter-pod GMS failover; "
+                                 f"delete and recreate the {kind} to change it"))
     return errors
 
 

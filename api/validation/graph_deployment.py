@@ -20,7 +20,7 @@ from api.validation.component import (
     dynamo_namespace_warnings,
     validate_component,
 )
-from api.validation.gpu_memory import discovery_mode_errors
+from api.validation.gpu_memory import discovery_mode_errors, gpu_memory_update_errors
 
 MAX_SERVICES = 25
 MAX_PVCS = 100
@@ -69,6 +69,11 @@ def validate_graph_deployment_update(
     errors = validate_graph_deployment(new)
     if old.spec.backend_framework != new.spec.backend_framework:
         errors.append(FieldError("spec.backendFramework", "is immutable"))
+    old_services = old.spec.services or {}
+    for key, service in (new.spec.services or {}).items():
+        if key in old_services:
+            errors += gpu_memory_update_errors(old_services[key], service,
+                                               f"spec.services.{key}", "DynamoGraphDeployment")
     if not replicas_authorized:
         errors += _adapter_owned_replicas(old, new)
     return errors

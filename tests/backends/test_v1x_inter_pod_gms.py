@@ -212,7 +212,8 @@ def test_off_grove_the_mode_is_refused_naming_the_field(case: str, version: str)
 def test_a_graph_turning_grove_off_is_told_so() -> None:
     obj = copy.deepcopy(fixture("gms-interpod", "v1beta1"))
     obj["metadata"]["annotations"] = {"nvidia.com/enable-grove": "false"}
-    with pytest.raises(GenerationError, match=r"the graph disables it"):
+    with pytest.raises(GenerationError, match=(
+            r'requires the Grove pathway; remove or unset the "nvidia.com/enable-grove"')):
         render(obj, GROVE)
 
 
