@@ -44,7 +44,11 @@ class FieldInfo:
     required: bool | None = None
     enum: tuple[str, ...] = ()
     minimum: int | None = None
+    maximum: int | None = None
     min_length: int | None = None
+    max_length: int | None = None
+    #: A regular expression the string matches (`+kubebuilder:validation:Pattern`).
+    pattern: str | None = None
     max_items: int | None = None
     max_properties: int | None = None
     default: Any = UNSET
@@ -62,7 +66,10 @@ def doc(
     required: bool | None = None,
     enum: Sequence[str] = (),
     minimum: int | None = None,
+    maximum: int | None = None,
     min_length: int | None = None,
+    max_length: int | None = None,
+    pattern: str | None = None,
     max_items: int | None = None,
     max_properties: int | None = None,
     default: Any = UNSET,
@@ -85,7 +92,10 @@ def doc(
             required=required,
             enum=tuple(enum),
             minimum=minimum,
+            maximum=maximum,
             min_length=min_length,
+            max_length=max_length,
+            pattern=pattern,
             max_items=max_items,
             max_properties=max_properties,
             default=default,

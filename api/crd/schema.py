@@ -67,8 +67,14 @@ def _field_schema(tp: Any, info: FieldInfo) -> Json:
         schema["enum"] = list(info.enum)
     if info.minimum is not None:
         schema["minimum"] = info.minimum
+    if info.maximum is not None:
+        schema["maximum"] = info.maximum
     if info.min_length is not None:
         schema["minLength"] = info.min_length
+    if info.max_length is not None:
+        schema["maxLength"] = info.max_length
+    if info.pattern is not None:
+        schema["pattern"] = info.pattern
     if info.max_items is not None:
         schema["maxItems"] = info.max_items
     if info.max_properties is not None:

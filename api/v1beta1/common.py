@@ -14,6 +14,8 @@ GROUP_VERSION = "nvidia.com/v1beta1"
 BACKEND_FRAMEWORKS = ("sglang", "vllm", "trtllm")
 RESTART_STRATEGIES = ("Sequential", "Parallel")
 ROLE_NAMES = ("leader", "worker")
+#: A topology level's name (the original's TopologyDomain).
+TOPOLOGY_DOMAIN_PATTERN = "^[a-z0-9]([a-z0-9-]*[a-z0-9])?$"
 
 # A JSON number: an int or a float ("number" in OpenAPI).
 Number = Annotated[int | float, Embedded("Number", (int, float))]
@@ -47,7 +49,8 @@ class SpecTopologyConstraint:
         metadata=doc("Name of the ClusterTopology defining the hierarchy.", min_length=1)
     )
     pack_domain: str | None = field(
-        default=None, metadata=doc("Default topology domain to pack pods within.")
+        default=None, metadata=doc("Default topology domain to pack pods within.",
+                                   pattern=TOPOLOGY_DOMAIN_PATTERN)
     )
 
 
@@ -56,7 +59,8 @@ class TopologyConstraint:
     """Component-level topology placement; the topology comes from the graph's constraint."""
 
     pack_domain: str = field(
-        metadata=doc("Topology domain to pack pods within; no wider than the graph's packDomain.")
+        metadata=doc("Topology domain to pack pods within; no wider than the graph's packDomain.",
+                     pattern=TOPOLOGY_DOMAIN_PATTERN)
     )
 
 

@@ -15,6 +15,7 @@ from api.markers import CelRule, doc
 from api.v1beta1.common import (
     BACKEND_FRAMEWORKS,
     GROUP_VERSION,
+    TOPOLOGY_DOMAIN_PATTERN,
     Number,
     ProviderOverride,
     Restart,
@@ -26,6 +27,10 @@ from api.v1beta1.replica_status import ComponentReplicaStatus
 
 MAX_COMPONENTS = 25
 KV_TRANSFER_ENFORCEMENTS = ("required", "preferred")
+#: A node label key: an optional DNS subdomain prefix and "/", then a name.
+LABEL_KEY_PATTERN = (r"^(([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)"
+                     r"(\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*/)?"
+                     r"([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)$")
 DGD_STATES = ("initializing", "pending", "successful", "failed")
 RESTART_PHASES = ("Pending", "Restarting", "Completed", "Failed", "Superseded")
 ROLLING_UPDATE_PHASES = ("Pending", "InProgress", "Completed", "Failed")
@@ -37,19 +42,34 @@ class KvTransferPolicy:
     """Topology-aware routing of KV-cache transfers between prefill and decode workers;
     exactly one of labelKey and clusterTopologyName."""
 
+    cel_rules: ClassVar[tuple[CelRule, ...]] = (
+        CelRule(rule="has(self.labelKey) != has(self.clusterTopologyName)",
+                message="exactly one of labelKey or clusterTopologyName is required"),
+        CelRule(rule="!has(self.enforcement) || self.enforcement != 'preferred' || "
+                     "has(self.preferredWeight)",
+                message="preferredWeight is required when enforcement is preferred"),
+        CelRule(rule="!has(self.preferredWeight) || "
+                     "(has(self.enforcement) && self.enforcement == 'preferred')",
+                message="preferredWeight may only be set when enforcement is preferred"),
+    )
+
     cluster_topology_name: str | None = field(
-        default=None, metadata=doc("A Grove ClusterTopology whose levels are projected.")
+        default=None, metadata=doc("A Grove ClusterTopology whose levels are projected.",
+                                   min_length=1)
     )
     label_key: str | None = field(
-        default=None, metadata=doc("Node label key whose value names a worker's domain.")
+        default=None, metadata=doc("Node label key whose value names a worker's domain.",
+                                   min_length=1, max_length=317, pattern=LABEL_KEY_PATTERN)
     )
-    domain: str = field(metadata=doc("Logical name of the topology level to enforce."))
+    domain: str = field(metadata=doc("Logical name of the topology level to enforce.",
+                                     pattern=TOPOLOGY_DOMAIN_PATTERN))
     enforcement: str | None = field(
         default=None,
         metadata=doc("required or preferred.", enum=KV_TRANSFER_ENFORCEMENTS, default="required"),
     )
     preferred_weight: Number | None = field(
-        default=None, metadata=doc("Strength of the preference (0 to 1); preferred only.")
+        default=None, metadata=doc("Strength of the preference (0 to 1); preferred only.",
+                                   minimum=0, maximum=1)
     )
 
 

@@ -14,6 +14,10 @@ keeps them in its conversion payload), so `v1beta1_shape` calls these.
   (delete and recreate the graph to change them). The policy is compared as it acts
   (`enforcement` left out is `required`).
 
+The CRD states the same as the original's schema does (the domain pattern, the policy's
+three CEL rules, labelKey's pattern, preferredWeight's bounds): these rules say it again, in
+the webhook's words, for what reaches admission without CEL and for `render`.
+
 Whether the named ClusterTopology exists and holds the levels is the cluster's to say:
 admission reads it when the graph is created (`api.validation.topology_levels`, the rules of
 what it read), and the graph controller reads it for the render (`reconcilers.graph`).
