@@ -43,6 +43,7 @@ from backends.children import DesiredChildren
 from backends.context import discovery_backend_of
 from backends.errors import GenerationError
 from backends.hub_component import HubComponent
+from backends.labels import graph_name
 from backends.leader_worker_set import LwsLayout
 from backends.mpi_secret import component_needs_mpi_secret
 from backends.multinode import node_count
@@ -80,6 +81,10 @@ from reconcilers.machinery.finalizer import (
     has_finalizer,
     is_deleting,
     release_finalizer,
+)
+from reconcilers.machinery.gms_device_classes import (
+    check_gms_device_classes,
+    watch_gms_device_classes,
 )
 from reconcilers.machinery.mpi_secret import mpi_source
 from reconcilers.machinery.pod_problems import (
@@ -198,6 +203,8 @@ class ComponentDeploymentReconciler:
                 self.ctx, namespace,
                 [stored.service] if component_needs_mpi_secret(stored) else [],
                 availability.RECONCILE_FAILED)
+            await check_gms_device_classes(self.ctx, _own_components(obj),
+                                           availability.RECONCILE_FAILED)
             inputs = await cluster_inputs(cache, namespace)
 
             def render(layout: LwsLayout) -> DesiredChildren:
@@ -368,7 +375,7 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
     index_pods(manager.cache)
     index_service_accounts(manager.cache)
     reconciler = ComponentDeploymentReconciler(ctx)
-    manager.add_controller(
+    controller = manager.add_controller(
         COMPONENT_DEPLOYMENTS.kind, reconciler.reconcile, for_=COMPONENT_DEPLOYMENTS,
         owns=owned_resources(ctx.settings),
         watches=[(PODS, pods_to_components),
@@ -377,3 +384,15 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
         # As the original: its own status writes and the creation of its children (its own
         # doing) wake nothing; their updates (a Deployment's status) and deletions do.
         for_predicate=STATUS_ONLY_IGNORED, owns_predicate=CREATE_IGNORED)
+    # A DCD of its own waiting for its GMS DeviceClass is woken when it appears.
+    watch_gms_device_classes(manager, ctx, controller, COMPONENT_DEPLOYMENTS, _own_components)
+
+
+def _own_components(dcd: Json) -> list[Json]:
+    """A DCD of its own as its one component (`v1beta1`, named); none for a graph's DCD,
+    whose graph looks its GMS class up."""
+    metadata = dcd.get("metadata") or {}
+    spec = dcd.get("spec")
+    if graph_name(None, metadata) or not isinstance(spec, dict):
+        return []
+    return [{**spec, "name": spec.get("name") or metadata.get("name", "")}]

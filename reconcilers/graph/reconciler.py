@@ -18,7 +18,7 @@ A reconcile, computed from the cluster alone:
    goes to the child writer once, which writes it and prunes what the graph owns and no longer
    wants;
 6. what the user must fix (a missing PVC or MPI Secret, a GMS DeviceClass no DeviceClass
-   defines (`gms_device_classes`), a name taken by someone else's object, a graph this
+   defines (`machinery.gms_device_classes`), a name taken by someone else's object, a graph this
    cluster cannot run) is a `failed` state and a TerminalError; API errors are
    retried;
 7. status (in `v1beta1`: `status.components`) written only when it differs, and while
@@ -51,10 +51,6 @@ from reconcilers.graph.checkpoint_notice import warn_checkpoint_ignored
 from reconcilers.graph.children import claimed_names, report_orphaned_adapters
 from reconcilers.graph.cluster_topology import cluster_topologies
 from reconcilers.graph.components import ComponentPath
-from reconcilers.graph.gms_device_classes import (
-    check_gms_device_classes,
-    watch_gms_device_classes,
-)
 from reconcilers.graph.gpu_capacity import GraphGpus, watch_gpus
 from reconcilers.graph.grove import GrovePath
 from reconcilers.graph.mpi_secret import secret_mapper
@@ -85,6 +81,10 @@ from reconcilers.machinery.children import ChildWriter
 from reconcilers.machinery.conditions import get_condition
 from reconcilers.machinery.context import NOT_OWNED_RETRY, OperatorContext
 from reconcilers.machinery.finalizer import is_deleting, release_finalizer
+from reconcilers.machinery.gms_device_classes import (
+    check_gms_device_classes,
+    watch_gms_device_classes,
+)
 from reconcilers.machinery.mpi_secret import mpi_source
 from reconcilers.machinery.pod_problems import index_pods
 from reconcilers.machinery.progress import only_progress
@@ -189,7 +189,7 @@ class GraphDeploymentReconciler:
                                                    "restart": plan.status})
             path.live = live
         mpi_secret = await mpi_source(ctx, path.namespace, mpi_services(graph), RECONCILE_FAILED)
-        await check_gms_device_classes(ctx, live)
+        await check_gms_device_classes(ctx, _components(live), RECONCILE_FAILED)
         topologies = await cluster_topologies(ctx, graph, grove=isinstance(path, GrovePath))
         try:
             desired = graph_children(graph, ctx.settings, tokens=plan.tokens,
@@ -309,6 +309,12 @@ def _stopping_worker(pod: Json) -> list[Request]:
     return [Request(meta.get("namespace", ""), graph)]
 
 
+def _components(graph: Json) -> list[Json]:
+    """The graph's components as stored (`v1beta1`)."""
+    return [c for c in (graph.get("spec") or {}).get("components") or ()
+            if isinstance(c, dict)]
+
+
 def _claim_mapper(manager: Manager) -> Callable[[Json], list[Request]]:
     """A PVC event wakes the graphs that use that PVC without creating it."""
     graphs = manager.cache.informer(GRAPH_DEPLOYMENTS, indexers={CLAIM_INDEX: claimed_names})
@@ -343,4 +349,4 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
         for_predicate=STATUS_ONLY_IGNORED, owns_predicate=CREATE_IGNORED)
     # Capacity changes wake the graphs told of its lack.
     watch_gpus(manager, ctx, controller, reconciler.gpus)
-    watch_gms_device_classes(manager, ctx, controller)
+    watch_gms_device_classes(manager, ctx, controller, GRAPH_DEPLOYMENTS, _components)

@@ -8,7 +8,6 @@ from typing import Any
 
 from backends.dra_demand import ClaimContext
 from backends.worker_generation import WorkerPlan
-from reconcilers.graph.gms_device_classes import missing_gms_device_classes
 from reconcilers.graph.gpu_capacity import held_gpus, shortfalls, surge_replicas
 from reconcilers.graph.gpu_supply import (
     ClusterGpus,
@@ -24,6 +23,7 @@ from reconcilers.graph.readiness import ServiceReadiness
 from reconcilers.graph.rollout import Rollout
 from reconcilers.graph.rollout_plan import RolloutStep, ServiceState, budget
 from reconcilers.graph.status import graph_gpus
+from reconcilers.machinery.gms_device_classes import missing_gms_device_classes
 from reconcilers.machinery.pod_problems import trim_pod
 
 Json = dict[str, Any]
@@ -238,18 +238,18 @@ def test_a_gpu_memory_service_of_a_class_no_device_class_defines_fails_the_recon
     gms = worker_graph(3, gpus=2)
     gms["spec"]["components"][1]["experimental"] = {
         "gpuMemoryService": {"deviceClassName": "fast-gpus"}}
-    assert missing_gms_device_classes(gms, {"gpu.nvidia.com"}) == [
+    assert missing_gms_device_classes(gms["spec"]["components"], {"gpu.nvidia.com"}) == [
         'failed to sync GMS ResourceClaimTemplate for Worker: DeviceClass "fast-gpus" not '
         "found: ensure the GPU DRA driver is installed and the device class is registered "
         "(Worker needs 6 GPUs (DRA device class fast-gpus))"]
-    assert missing_gms_device_classes(gms, {"fast-gpus"}) == []
+    assert missing_gms_device_classes(gms["spec"]["components"], {"fast-gpus"}) == []
     # The default class, gpu.nvidia.com, is looked up too; a graph without GMS asks none.
     del gms["spec"]["components"][1]["experimental"]["gpuMemoryService"]["deviceClassName"]
-    assert missing_gms_device_classes(gms, set()) == [
+    assert missing_gms_device_classes(gms["spec"]["components"], set()) == [
         'failed to sync GMS ResourceClaimTemplate for Worker: DeviceClass "gpu.nvidia.com" '
         "not found: ensure the GPU DRA driver is installed and the device class is registered "
         "(Worker needs 6 GPUs (DRA device class gpu.nvidia.com))"]
-    assert missing_gms_device_classes(worker_graph(1, gpus=2), set()) == []
+    assert missing_gms_device_classes(worker_graph(1, gpus=2)["spec"]["components"], set()) == []
 
 
 def test_the_status_counts_dra_claims_and_a_rollouts_surge() -> None:

@@ -29,6 +29,7 @@ from controller.resource import Resource
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation.config import SimulationConfig, default_nodes
 from reconcilers.machinery.resources import (
+    COMPONENT_DEPLOYMENTS,
     DEPLOYMENTS,
     DEVICE_CLASSES,
     GRAPH_DEPLOYMENTS,
@@ -318,3 +319,33 @@ async def test_a_gpu_memory_service_of_a_class_no_device_class_defines_waits_for
             "metadata": {"name": "fast-gpus"}, "spec": nvidia["spec"]})
         await eventually(lambda: _state(kube, "fast", "successful"), within=30,
                          what="the GMS graph to run once its class exists")
+
+
+async def test_a_dcd_of_its_own_with_gms_waits_for_its_device_class_too(
+        kube: KubeClient, sim_cluster: LocalCluster, tmp_path: Path) -> None:
+    """As the original's DCD controller: Available False with its words, no child written,
+    until the DeviceClass appears."""
+    dcd = {"apiVersion": "nvidia.com/v1beta1", "kind": "DynamoComponentDeployment",
+           "metadata": {"name": "lone", "namespace": NS},
+           "spec": {"backendFramework": "vllm", "type": "worker", "name": "lone",
+                    "replicas": 1,
+                    "experimental": {"gpuMemoryService": {"deviceClassName": "lone-gpus"}},
+                    "podTemplate": graph("x", 1, gpus=2)["spec"]["components"][0][
+                        "podTemplate"]}}
+    async with running_operator(tmp_path / "sim" / "kubeconfig", REGISTRATIONS, SETTINGS):
+        await kube.create(COMPONENT_DEPLOYMENTS, dcd)
+        failed = await wait_for(
+            kube, COMPONENT_DEPLOYMENTS, NS, "lone",
+            lambda o: condition(o, "Available").get("reason") == "ReconcileFailed")
+        assert condition(failed, "Available")["message"] == (
+            "Failed to reconcile DynamoComponentDeployment: failed to sync GMS "
+            'ResourceClaimTemplate for lone: DeviceClass "lone-gpus" not found: ensure the GPU '
+            "DRA driver is installed and the device class is registered (lone needs 2 GPUs "
+            "(DRA device class lone-gpus))")
+        assert (await kube.list(DEPLOYMENTS, NS))["items"] == []
+        nvidia = await kube.get(DEVICE_CLASSES, None, "gpu.nvidia.com")
+        await kube.create(DEVICE_CLASSES, {
+            "apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+            "metadata": {"name": "lone-gpus"}, "spec": nvidia["spec"]})
+        await wait_for(kube, COMPONENT_DEPLOYMENTS, NS, "lone",
+                       lambda o: condition(o, "Available").get("status") == "True", within=30)
