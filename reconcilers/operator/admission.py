@@ -19,7 +19,8 @@ An unknown requester is refused, as the original does.
 A v1beta1 graph created on the Grove path is also judged by the Grove ClusterTopologies its
 topology constraints and KV transfer policy name, read from the cluster
 (`admission_topology`, the rules in `api.validation.topology_levels`), as the original's
-webhook reads them; a `clusterTopologyName` policy off the Grove path is refused.
+webhook reads them (a cluster-wide operator: a namespace-restricted one may not read them); a
+`clusterTopologyName` policy off the Grove path is refused.
 
 Both served versions are registered, so the API server sends each object as it was written.
 The rules are one set, written against v1alpha1: a v1beta1 object (and its old object) is
@@ -130,7 +131,10 @@ def handler_for(webhook: Webhook, policy: AdmissionPolicy,
 
     async def handle(request: AdmissionRequest) -> AdmissionResponse:
         topologies: dict[str, ClusterTopologyRead] = {}
+        # A namespace-restricted operator may not read cluster-scoped objects (the chart
+        # grants it no ClusterTopology): its graphs are not judged by them.
         if (client is not None and webhook.kind is DynamoGraphDeployment
+                and not policy.namespace_restricted
                 and request.object is not None and request.object.get("apiVersion") == HUB
                 and not _unchecked(request, policy)):
             topologies = await read_topologies(client, request.object,
