@@ -150,9 +150,12 @@ class KubeClient:
                                   content_type=PATCH_TYPES[patch_type], decode=decode)
 
     async def delete(self, resource: Resource, namespace: str | None, name: str,
-                     propagation_policy: str | None = None) -> Json:
-        body = {"propagationPolicy": propagation_policy} if propagation_policy else None
-        return await self.request("DELETE", resource.path(namespace, name), body=body)
+                     propagation_policy: str | None = None, *,
+                     grace_period_seconds: int | None = None) -> Json:
+        body: Json = {"propagationPolicy": propagation_policy} if propagation_policy else {}
+        if grace_period_seconds is not None:
+            body["gracePeriodSeconds"] = grace_period_seconds
+        return await self.request("DELETE", resource.path(namespace, name), body=body or None)
 
     # --- transport -------------------------------------------------------------------------
 

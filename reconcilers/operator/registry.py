@@ -16,7 +16,15 @@ from typing import TypeVar
 from controller.informer import Transform
 from controller.manager import Manager
 from controller.resource import Resource
-from reconcilers import component, graph, model, request, scaling_adapter, topology_label
+from reconcilers import (
+    component,
+    failover_cascade,
+    graph,
+    model,
+    request,
+    scaling_adapter,
+    topology_label,
+)
 from reconcilers.machinery.context import OperatorContext
 
 Register = Callable[[Manager, OperatorContext], None]
@@ -28,6 +36,7 @@ REGISTRATIONS: tuple[Register, ...] = (
     request.register,
     scaling_adapter.register,
     topology_label.register,
+    failover_cascade.register,
 )
 
 # Our own kinds are cached as stored (the hub for the DGD, DCD and DGDR): no transform of theirs.

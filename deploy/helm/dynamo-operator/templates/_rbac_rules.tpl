@@ -78,10 +78,11 @@ permissions (the escalation check) - this avoids granting `escalate`.
   verbs: [get, list, watch, create, update, patch, delete]
 # Pods: informer (readiness, pod problems, model endpoints) and a DGDR's failed profiling pod;
 # delegated to the discovery Role with get, list and watch; the topology label controller
-# patches a KV transfer policy's worker pods with their node's topology labels.
+# patches a KV transfer policy's worker pods with their node's topology labels; the failover
+# cascade controller deletes the engine group of an inter-pod failover pod that ended.
 - apiGroups: [""]
   resources: [pods]
-  verbs: [get, list, watch, patch]
+  verbs: [get, list, watch, patch, delete]
 # Secrets: informer (image pull secrets, trimmed of data), the MPI SSH Secret read and copied
 # into graph namespaces (created, rewritten on drift; never deleted).
 - apiGroups: [""]
