@@ -74,7 +74,7 @@ def effective_policy(spec: Json) -> Json | None:
 
 
 def _fixed(what: str) -> str:
-    return (f"Forbidden: is immutable: it cannot be added, removed or changed after creation; "
+    return (f"Forbidden: is immutable and cannot be added, removed, or changed after creation; "
             f"delete and recreate the DynamoGraphDeployment to change {what}")
 
 

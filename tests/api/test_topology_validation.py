@@ -121,8 +121,8 @@ def test_an_update_may_not_change_topology_or_the_policy() -> None:
     removed = copy.deepcopy(old)
     del removed["spec"]["experimental"]
     assert errors(removed, old) == [
-        "spec.experimental.kvTransferPolicy: Forbidden: is immutable: it cannot be added, "
-        "removed or changed after creation; delete and recreate the DynamoGraphDeployment to "
+        "spec.experimental.kvTransferPolicy: Forbidden: is immutable and cannot be added, "
+        "removed, or changed after creation; delete and recreate the DynamoGraphDeployment to "
         "change the KV transfer policy"]
     # A component that is new has no constraint to keep.
     grown = copy.deepcopy(old)
