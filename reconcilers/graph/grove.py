@@ -2,8 +2,9 @@
 creates.
 
 Restart tokens ride on the cliques' annotations (Grove passes them to the pods). A service's
-readiness comes from its PodClique (single-node) or PodCliqueScalingGroup (multinode)
-`<graph>-0-<service>`, once the PodCliqueSet has observed its spec.
+readiness comes from its PodClique (single-node) or PodCliqueScalingGroup (multinode, or
+the inter-pod GPU memory service) `<graph>-0-<service>`, once the PodCliqueSet has observed
+its spec.
 """
 
 from __future__ import annotations

@@ -83,8 +83,9 @@ def component_readiness(service: str, dcd: Json | None, desired: int,
 def clique_readiness(service: str, kind: str, obj: Json | None,
                      desired: int | None = None) -> ServiceReadiness:
     """Readiness of a service on the Grove path, from its PodClique (single-node) or
-    PodCliqueScalingGroup (multinode) `<graph>-0-<service>`; `desired` defaults to the
-    object's own spec.replicas (the service leaves replicas to whoever scales the clique)."""
+    PodCliqueScalingGroup (multinode or inter-pod GMS) `<graph>-0-<service>`; `desired`
+    defaults to the object's own spec.replicas (the service leaves replicas to whoever scales
+    the clique)."""
     if obj is None:
         return ServiceReadiness(service, False, detail=f"{kind} not created yet")
     meta, spec, status = obj["metadata"], obj.get("spec") or {}, obj.get("status") or {}
