@@ -135,7 +135,10 @@ def inter_pod_roles(key: str, component: v1beta1.DynamoComponentDeploymentShared
 class InterPodDeployer:
     """Grove under the inter-pod layout: each rank is a clique of its own whose pods (the
     primary and shadows) pair with the pods of the same index in the other ranks, so the
-    leader is found at the pod's own index and the rank is static."""
+    leader is found at the pod's own index and the rank is static (`worker_rank`). No
+    variable holds that rank: `rank_variable` names the pod's index among its rank's
+    primary and shadows (role templates, which would read it as the rank, do not combine
+    with GMS)."""
 
     rank: int
     name: str = "grove"
@@ -161,10 +164,10 @@ class InterPodDeployer:
 
 def claim_template_name(key: str, rank: int) -> str:
     """`<component>-gpu-rank-<rank>`: the PodCliqueSet's claim template of one rank."""
-    return f"{naming_kube(key)}-gpu-rank-{rank}"
+    return f"{_kube_name(key)}-gpu-rank-{rank}"
 
 
-def naming_kube(name: str) -> str:
+def _kube_name(name: str) -> str:
     """A name as Kubernetes resources take it: lower case, dots as hyphens."""
     return name.replace(".", "-").lower()
 
