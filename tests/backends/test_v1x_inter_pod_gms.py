@@ -221,3 +221,12 @@ def test_without_dra_served_inter_pod_gms_is_refused_with_the_originals_words() 
     with pytest.raises(GenerationError, match="gpuMemoryService requires DRA"):
         render(fixture("gms-interpod", "v1beta1"),
                dataclasses.replace(SETTINGS, grove_enabled=True))
+
+
+def test_a_component_deployment_of_its_own_is_refused_the_layout() -> None:
+    obj = fixture("gms-dcd", "v1beta1")
+    obj["spec"]["experimental"]["gpuMemoryService"] = {"mode": "InterPod"}
+    with pytest.raises(GenerationError, match=(
+            r"experimental\.gpuMemoryService\.mode: Forbidden: requires the Grove pathway, "
+            "which a DynamoComponentDeployment of its own does not take")):
+        render(obj, GROVE)
