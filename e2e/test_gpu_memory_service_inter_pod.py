@@ -117,6 +117,17 @@ async def test_an_inter_pod_gms_graph_runs_weight_servers_beside_engines(
                                 for j in (0, 1)]
     for pods in by_claim.values():
         assert kinds(pods) == ["engine", "gms"]
+    # A third replica is a third weight-server + engine pair on a claim of its own.
+    graph["spec"]["components"][1]["replicas"] = 3
+    await apply(env, graph)
+
+    async def three() -> bool:
+        group = await env.get("podcliquescalinggroups", "vllm-interpod-gms-0-vllmworker")
+        return int((group.get("status") or {}).get("availableReplicas") or 0) == 3
+    await eventually(three, within=90, what="three replicas of the scaling group available")
+    await env.wait_ready("vllm-interpod-gms", 120)
+    by_claim = await settled_shared(env, "vllm-interpod-gms", "VllmWorker", 2)
+    assert len(by_claim) == 3 and all(kinds(p) == ["engine", "gms"] for p in by_claim.values())
 
 
 async def test_an_inter_pod_failover_graph_runs_every_rank_on_its_claim(
