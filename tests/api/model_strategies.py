@@ -223,7 +223,7 @@ OVERRIDES.update(
 )
 
 #: The model class of each (version, kind).
-MODELS: dict[str, dict[str, type]] = {"v1alpha1": alpha.KINDS, "v1beta1": beta.KINDS}  # type: ignore[dict-item]
+MODELS: dict[str, dict[str, type]] = {"v1alpha1": alpha.KINDS, "v1beta1": beta.KINDS}
 
 
 def objects(version: str, kind: str) -> st.SearchStrategy[Any]:

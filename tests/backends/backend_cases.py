@@ -19,7 +19,7 @@ from backends.component_workload import component_children, component_objects
 from backends.context import PodContext
 from backends.hub_component import HubComponent, hub_component
 from backends.hub_graph import HubGraph, hub_graph
-from backends.multinode import GROVE, MultinodeDeployer, Role
+from backends.multinode import GROVE, MultinodeDeployer, Role, RoleKind
 from backends.pod_spec import generate_pod_spec
 from backends.settings import OperatorSettings
 
@@ -146,7 +146,7 @@ def env(container: Json) -> dict[str, Any]:
 def pod(
     service: Json,
     *,
-    role: str = "main",
+    role: RoleKind = "main",
     nodes: int = 1,
     backend: str | None = None,
     settings: OperatorSettings = SETTINGS,
