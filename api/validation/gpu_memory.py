@@ -15,6 +15,8 @@ object is checked through its view, so the paths come out as `experimental.<fiel
   or `container`.
 - on update, the inter-pod layout and inter-pod failover are not switched on or off, and
   inter-pod failover keeps its `numShadows` (the Grove cliques cannot be reshaped in place).
+- a graph's inter-pod layout needs the Grove pathway (`grove_pathway_errors`, on the object as
+  written in either version, since whether Grove runs the graph is the operator's to say).
 """
 
 from __future__ import annotations
@@ -23,11 +25,13 @@ from collections.abc import Iterable
 
 from api import names
 from api.errors import FieldError
+from api.kube import Json
 from api.v1alpha1 import DynamoComponentDeploymentSharedSpec
 from api.validation.kube_values import shown
+from api.validation.topology_levels import grove_pathway_refusal
 
 __all__ = ["DISCOVERY_MODE_ANNOTATION", "discovery_mode_errors", "gpu_memory_errors",
-           "gpu_memory_update_errors", "intra_pod_failover"]
+           "gpu_memory_update_errors", "grove_pathway_errors", "intra_pod_failover"]
 
 DISCOVERY_MODE_ANNOTATION = "nvidia.com/dynamo-kube-discovery-mode"
 DISCOVERY_MODES = ("pod", "container")
@@ -201,3 +205,36 @@ def discovery_mode_errors(annotations: dict[str, str],
         return [FieldError(path, f"Invalid value: {shown(value or '')}: must be \"container\" "
                                  "when intra-pod failover is configured")]
     return []
+
+
+def grove_pathway_errors(graph: Json, *, grove_enabled: bool) -> list[FieldError]:
+    """A graph's components asking the inter-pod layout while Grove does not run the graph
+    (off in the operator, or the graph opting out), refused as the original's webhook words
+    it; `graph` as written, `v1beta1` (`spec.components[i]`) or `v1alpha1`
+    (`spec.services.<name>`)."""
+    refusal = grove_pathway_refusal(graph, grove_enabled=grove_enabled)
+    if refusal is None:
+        return []
+    return [FieldError(f"{path}.mode", f"Forbidden: {refusal}")
+            for path in _inter_pod_gms_paths(graph)]
+
+
+def _inter_pod_gms_paths(graph: Json) -> list[str]:
+    spec = _field(graph, "spec")
+    components = spec.get("components")
+    if isinstance(components, list):  # v1beta1
+        return [f"spec.components[{i}].experimental.gpuMemoryService"
+                for i, component in enumerate(components)
+                if _mode(_field(_field(component, "experimental"), "gpuMemoryService")
+                         .get("mode")) == INTER_POD]
+    services = spec.get("services")
+    if not isinstance(services, dict):
+        return []
+    return [f"spec.services.{name}.gpuMemoryService" for name, service in services.items()
+            if (gms := _field(service, "gpuMemoryService")).get("enabled") is True
+            and _mode(gms.get("mode")) == INTER_POD]
+
+
+def _field(obj: object, key: str) -> Json:
+    value = obj.get(key) if isinstance(obj, dict) else None
+    return value if isinstance(value, dict) else {}

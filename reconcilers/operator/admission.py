@@ -54,6 +54,7 @@ from api.v1alpha1 import (
 )
 from api.validation import validate, warnings
 from api.validation.admission_only import admission_only
+from api.validation.gpu_memory import grove_pathway_errors
 from api.validation.topology_levels import ClusterTopologyRead, topology_level_errors
 from api.validation.v1beta1_shape import v1beta1_shape
 from controller.client import KubeClient
@@ -180,7 +181,22 @@ def _decide_spoke(kind: type, request: AdmissionRequest, obj_json: Json, old_jso
                   policy: AdmissionPolicy) -> AdmissionResponse:
     """The rules, on a v1alpha1 object."""
     errors, notes = _checked(kind, request, obj_json, old_json, policy)
-    return _answer([*admission_only(obj_json), *errors], [str(w) for w in notes])
+    return _answer([*admission_only(obj_json), *_grove_pathway(kind, obj_json, old_json, policy),
+                    *errors], [str(w) for w in notes])
+
+
+def _grove_pathway(kind: type, obj_json: Json, old_json: Json | None,
+                   policy: AdmissionPolicy) -> list[FieldError]:
+    """A graph's inter-pod layout off the Grove pathway; on update only what the stored graph
+    did not already ask (a graph admitted before Grove was switched off stays editable)."""
+    if kind is not DynamoGraphDeployment:
+        return []
+    errors = grove_pathway_errors(obj_json, grove_enabled=policy.grove_enabled)
+    if old_json is not None and errors:
+        before = {e.path for e in grove_pathway_errors(old_json,
+                                                        grove_enabled=policy.grove_enabled)}
+        errors = [e for e in errors if e.path not in before]
+    return errors
 
 
 def _decide_hub(kind: type, request: AdmissionRequest, obj_json: Json, old_json: Json | None,
@@ -192,6 +208,7 @@ def _decide_hub(kind: type, request: AdmissionRequest, obj_json: Json, old_json:
     if kind is DynamoGraphDeployment:
         shape += topology_level_errors(obj_json, topologies,
                                        grove_enabled=policy.grove_enabled)
+        shape += _grove_pathway(kind, obj_json, old_json, policy)
     try:
         spoke = read_as(obj_json, "v1alpha1")
         spoke_old = read_as(old_json, "v1alpha1") if old_json is not None else None

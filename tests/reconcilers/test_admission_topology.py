@@ -7,8 +7,8 @@ and Grove enabled, Grove's ClusterTopology CRD (hack/crds/grove.yaml) and one to
 kubectl gets 422 naming the field, in the original's words, when a pack domain or a KV
 transfer policy's domain is no level of the topology, a component packs broader than the
 graph, or the ClusterTopology does not exist; a policy's clusterTopologyName off the Grove
-path is forbidden; an update of the graph (generation 2) is not judged again, even once the
-topology has gone."""
+path is forbidden, and so is the inter-pod GPU memory service layout; an update of the graph
+(generation 2) is not judged again by its topology, even once the topology has gone."""
 
 from __future__ import annotations
 
@@ -192,3 +192,24 @@ async def test_a_graph_is_judged_by_its_topology_at_creation_only(
     again["metadata"]["name"] = "again"
     assert "references a ClusterTopology resource that was not found" in await _refusal(
         kubectl, again)
+
+
+async def test_the_inter_pod_gms_layout_off_the_grove_pathway_is_refused(
+        webhooks: KubeClient, kubectl: Kubectl) -> None:
+    """As the original's webhook, in either version: the layout needs Grove, and the graph
+    opts out of it."""
+    fixtures = ROOT / "tests/backends/fixtures/gms"
+    off = {"nvidia.com/enable-grove": "false"}
+    said = ('Forbidden: requires the Grove pathway; remove or unset annotation '
+            '"nvidia.com/enable-grove" (currently "false")')
+    for version, path in (
+            ("v1beta1", "spec.components[1].experimental.gpuMemoryService.mode"),
+            ("v1alpha1", "spec.services.VllmWorker.gpuMemoryService.mode")):
+        graph = yaml.safe_load((fixtures / f"gms-interpod.{version}.yaml").read_text())
+        graph["metadata"] = {"name": f"gms-{version}", "namespace": "default",
+                             "annotations": off}
+        assert f"{path}: {said}" in await _refusal(kubectl, graph), version
+        del graph["metadata"]["annotations"]
+        await _admitted(kubectl, graph)
+        graph["metadata"]["annotations"] = off  # turning Grove off later is refused too
+        assert f"{path}: {said}" in await _refusal(kubectl, graph), version
