@@ -136,9 +136,9 @@ class InterPodDeployer:
     """Grove under the inter-pod layout: each rank is a clique of its own whose pods (the
     primary and shadows) pair with the pods of the same index in the other ranks, so the
     leader is found at the pod's own index and the rank is static (`worker_rank`). No
-    variable holds that rank: `rank_variable` names the pod's index among its rank's
-    primary and shadows (role templates, which would read it as the rank, do not combine
-    with GMS)."""
+    orchestrator variable holds that rank: `rank_variable` names the pod's index among its
+    rank's primary and shadows, and `DYNAMO_RANK` states the rank itself
+    (`backends.portable_topology`)."""
 
     rank: int
     name: str = "grove"

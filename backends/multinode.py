@@ -15,7 +15,9 @@ from backends import naming
 
 __all__ = [
     "GROVE",
+    "LEADER_ADDRESS_ENV",
     "LWS",
+    "RANK_ENV",
     "GroveDeployer",
     "InterPodLayout",
     "LwsDeployer",
@@ -24,6 +26,11 @@ __all__ = [
     "node_count",
     "roles",
 ]
+
+#: The portable topology variables a multinode engine pod may carry
+#: (`backends.portable_topology`): its node rank and the leader's host name.
+RANK_ENV = "DYNAMO_RANK"
+LEADER_ADDRESS_ENV = "DYNAMO_LEADER_ADDRESS"
 
 RoleKind = Literal["main", "leader", "worker", "gms"]
 #: The inter-pod GPU memory service layout a role belongs to (`backends.inter_pod_gms`).

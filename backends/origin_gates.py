@@ -31,6 +31,9 @@ Gates:
   `nvidia.com/dynamo-kube-discovery-mode` reaches its components (container mode: `main`'s
   `CONTAINER_NAME` and `DYN_KUBE_DISCOVERY_MODE`). Before it the annotation was left alone,
   unless a component fails over.
+* `PORTABLE_TOPOLOGY_ENV` (0.2.0, `backends.portable_topology`): `main` of every multinode
+  leader and worker pod carries `DYNAMO_RANK` and `DYNAMO_LEADER_ADDRESS`, and the generated
+  SGLang launch reads them. Before it only roles with templates of their own carried them.
 
 A later gate needs a later version of the operator (pyproject's), since the stamp is the
 version.

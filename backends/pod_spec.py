@@ -1,7 +1,9 @@
 """A component's pod spec for one role: defaults, the user's overrides, resources, volumes,
 the backend's changes, then canonical ordering (with a dynamoSidecar, the defaults go to the
 runtime init container and `main` is the user's engine: `backends.dynamo_sidecar`; a role
-with a template of its own keeps its command: `backends.role_templates`; a frontendSidecar
+with a template of its own keeps its command: `backends.role_templates`; a multinode engine
+pod is told its place, for graphs whose origin version says so:
+`backends.portable_topology`; a frontendSidecar
 gets the frontend's defaults, for graphs whose origin version says so:
 `backends.frontend_sidecar`).
 
@@ -30,9 +32,10 @@ from backends.gpu_memory_service import apply_gpu_memory_service
 from backends.merge import merge_env, merge_keyed, merge_over
 from backends.multinode import Role
 from backends.origin_gates import FRONTEND_SIDECAR
+from backends.portable_topology import portable_topology, topology_env
 from backends.pull_secrets import lookup
 from backends.resources import apply_resources
-from backends.role_templates import authored, topology_env
+from backends.role_templates import authored
 from backends.volumes import cache_mount_point, pvc_volumes, shared_memory_volume
 
 Json = dict[str, Any]
@@ -76,19 +79,22 @@ def generate_pod_spec(spec: ComponentSpec, role: Role, ctx: PodContext) -> Json:
         resources=spec.inputs.pod.resources,
         cache_mount=_cache_mount(spec, backend),
         mpi_secret=ctx.settings.mpi_run_secret_name,
+        portable_topology=portable_topology(spec, role),
     )
     if authored(spec, role):
         # The role's template owns its launch command; the rest of the backend's changes
-        # stay, and the pod learns its place in the replica.
+        # stay.
         launch: Json = {k: container[k] for k in ("command", "args") if k in container}
         backend.update_container(container, backend_ctx)
         container.pop("command", None)
         container.pop("args", None)
         container.update(launch)
-        container["env"] = merge_env(container.get("env") or [],
-                                     topology_env(ctx.deployer, ctx.host_name))
     else:
         backend.update_container(container, backend_ctx)
+    if backend_ctx.portable_topology:
+        # The pod learns its place in the replica (`backends.portable_topology`).
+        container["env"] = merge_env(container.get("env") or [],
+                                     topology_env(ctx.deployer, ctx.host_name, role))
 
     pod = _pod(spec, ctx, container, volumes)
     if runtime is not None:

@@ -7,15 +7,15 @@ each role's pods are built from its own template, with what the component states
 The manifest owns the role's launch command: the backend's generated leader and worker
 command lines are not applied, while the rest of what the backend does stays (probes, the
 TRT-LLM worker's sshd readiness and the MPI key mount). Every role pod is told its place
-with the portable topology variables, which the operator owns (they replace entries of the
-same name): `DYNAMO_RANK` (0 on the leader, 1.. on the workers) and `DYNAMO_LEADER_ADDRESS`
-(the leader's host name, without a port). The KV-transfer policy's topology volume and mount,
-which the operator adds to the component's own group, are kept on every role's pods.
+with the portable topology variables `DYNAMO_RANK` and `DYNAMO_LEADER_ADDRESS`
+(`backends.portable_topology`), whatever the graph's origin version: role templates are a
+`v1beta1` input no graph of an older operator has, so no running pod changes. The KV-transfer
+policy's topology volume and mount, which the operator adds to the component's own group, are
+kept on every role's pods.
 
 The original injects the two variables into every multinode component created by operator
-1.6.0 or later (its origin-version gate); this operator has no origin version to read, so it
-injects them where a graph uses role templates, and an operator upgrade changes no existing
-multinode pod.
+1.6.0 or later; this operator does so for graphs created by 0.2.0 or later
+(`backends.portable_topology.PORTABLE_TOPOLOGY_ENV`), and for role templates always.
 """
 
 from __future__ import annotations
@@ -28,23 +28,17 @@ from api.v1beta1 import DynamoComponentDeploymentSharedSpec
 from backends.component_spec import ComponentSpec
 from backends.kv_transfer_policy import with_policy_volume
 from backends.merge import merge_env
-from backends.multinode import MultinodeDeployer, Role
+from backends.multinode import Role
 
 Json = dict[str, Any]
 
 __all__ = [
-    "LEADER_ADDRESS_ENV",
-    "RANK_ENV",
     "authored",
     "role_inputs",
     "role_template",
-    "topology_env",
     "uses_role_templates",
     "with_role_template",
 ]
-
-RANK_ENV = "DYNAMO_RANK"
-LEADER_ADDRESS_ENV = "DYNAMO_LEADER_ADDRESS"
 
 
 def role_template(component: DynamoComponentDeploymentSharedSpec, kind: str) -> Json | None:
@@ -82,13 +76,6 @@ def role_inputs(component: DynamoComponentDeploymentSharedSpec, inputs: Componen
     if template is None:
         return inputs
     return inputs.replace(pod=_over(inputs.pod, template_pod_inputs(template)))
-
-
-def topology_env(deployer: MultinodeDeployer, host_name: str) -> list[Json]:
-    """The portable topology variables of a role pod: the orchestrator's group-wide pod
-    index (0 on the leader, whose clique comes first) and the leader's host name."""
-    return [{"name": RANK_ENV, "value": f"$({deployer.rank_variable})"},
-            {"name": LEADER_ADDRESS_ENV, "value": deployer.leader_host(host_name)}]
 
 
 def _over(component: PodInputs, role: PodInputs) -> PodInputs:

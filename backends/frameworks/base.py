@@ -26,6 +26,9 @@ class BackendContext:
     cache_mount: str | None
     #: Secret with the SSH keys of multinode MPI launches.
     mpi_secret: str
+    #: The pod carries `DYNAMO_RANK` and `DYNAMO_LEADER_ADDRESS`
+    #: (`backends.portable_topology`), which generated launches then use.
+    portable_topology: bool = False
 
 
 class Backend(Protocol):
