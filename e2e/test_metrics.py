@@ -11,7 +11,7 @@ import signal
 import aiohttp
 from e2e_support import DGD, Env, OperatorProcess, eventually, free_port
 from metrics_support import scrape, value
-from test_webhooks import bad_graph, serving
+from webhooks_support import bad_graph, serving
 
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.users import service_account

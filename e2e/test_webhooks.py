@@ -14,36 +14,16 @@ import asyncio
 import json
 import signal
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 from e2e_support import DGD, DGDR, DGDSA, Env, OperatorProcess, eventually, free_port
+from webhooks_support import LONG_SERVICE, bad_graph, graph, serving
 
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.users import service_account
 
 WEBHOOK = "vdynamographdeployment.kb.io"
 CONFIGURATION = "dynamo-operator-validating"
-
-
-#: With a short graph name, more than the 45 characters Grove object names leave: only the
-#: webhook catches it (the CRD schema cannot).
-LONG_SERVICE = "AServiceNameThatIsFarTooLongForGroveObjectNames"
-
-
-def graph(name: str = "web", service_name: str = "Frontend", **service: Any) -> str:
-    return json.dumps({
-        "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
-        "metadata": {"name": name},
-        "spec": {"backendFramework": "vllm", "services": {service_name: {
-            "componentType": "frontend", "replicas": 1,
-            "extraPodSpec": {"mainContainer": {
-                "image": "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.8.0"}},
-            **service}}}})
-
-
-def bad_graph(name: str) -> str:
-    return graph(name, LONG_SERVICE)
 
 
 class Operators:
@@ -88,18 +68,6 @@ async def refused(env: Env, *args: str, stdin: str | None = None) -> str:
     code, err = await env.k_result(*args, stdin=stdin)
     assert code != 0 and "admission webhook" in err, err
     return err
-
-
-async def serving(env: Env) -> None:
-    """Wait until the operator's configuration is in place and its webhook answers (a
-    server-side dry run, so nothing is created meanwhile)."""
-
-    async def answered() -> bool:
-        code, err = await env.k_result("apply", "--dry-run=server", "-f", "-",
-                                       stdin=bad_graph("probe"))
-        return code != 0 and "admission webhook" in err
-
-    await eventually(answered, what="the webhook answering")
 
 
 async def test_mistakes_are_refused_at_apply_and_patch(env: Env, webhooks: Operators) -> None:

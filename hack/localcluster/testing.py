@@ -83,7 +83,7 @@ class Kubectl:
             stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env)
         try:
-            async with asyncio.timeout(self.timeout):
+            async with asyncio.timeout(_timeout_for(args, self.timeout)):
                 out, err = await proc.communicate(
                     stdin.encode() if stdin is not None else None)
         except TimeoutError:
@@ -95,6 +95,16 @@ class Kubectl:
     async def __call__(self, *args: str, stdin: str | None = None) -> str:
         """Run and return stdout, failing the test on a non-zero exit."""
         return (await self.run(*args, stdin=stdin)).check().stdout
+
+
+def _timeout_for(args: tuple[str, ...], default: float) -> float:
+    """How long a kubectl run may take: a command with a `--timeout=<n>s` of its own (`kubectl
+    wait`) gets that and a margin, so it fails with its own message instead of being killed
+    first; others `default`."""
+    for arg in args:
+        if arg.startswith("--timeout=") and arg.endswith("s") and arg[10:-1].isdigit():
+            return max(default, int(arg[10:-1]) + 15.0)
+    return default
 
 
 async def eventually(check: Callable[[], Any], within: float = 5.0, interval: float = 0.02,
