@@ -1,7 +1,8 @@
 """The portable topology variables on a live cluster (issue #29): a multinode SGLang graph
-created by this operator (stamped with its origin version, 0.2.0) runs LeaderWorkerSet pods
-whose `main` carries `DYNAMO_RANK` and `DYNAMO_LEADER_ADDRESS` and whose launch reads them;
-a graph stamped by the previous release (0.1.0) runs the pods it always ran.
+created by this operator (stamped with its origin version, 0.2.0) runs LeaderWorkerSet pods,
+or Grove pods (with Grove's CRDs), whose `main` carries `DYNAMO_RANK` and
+`DYNAMO_LEADER_ADDRESS` and whose launch reads them; a graph stamped by the previous release
+(0.1.0) runs the pods it always ran.
 
 The operator runs without webhooks, so the stamp is stated on the graphs, as a graph created
 with the webhooks on carries it (`backends.origin_gates`)."""
@@ -9,14 +10,19 @@ with the webhooks on carries it (`backends.origin_gates`)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from e2e_support import Env, OperatorProcess
+from e2e_support import EXAMPLES, Env, OperatorProcess, eventually
+
+from hack.localcluster.server import LocalCluster
 
 Json = dict[str, Any]
 ORIGIN = "nvidia.com/dynamo-operator-origin-version"
 IMAGE = "nvcr.io/nvidia/ai-dynamo/sglang-runtime:0.7.0"
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
+GROVE_CRDS = EXAMPLES.parents[1] / "hack" / "crds" / "grove.yaml"
+GROVE_LEADER = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-decode-ldr-0.$(GROVE_HEADLESS_SERVICE)"
 
 
 def _graph(name: str, origin: str) -> Json:
@@ -68,3 +74,47 @@ async def test_a_graph_created_now_tells_its_pods_their_place(
         assert "DYNAMO_RANK" not in _env(main) and "DYNAMO_LEADER_ADDRESS" not in _env(main)
     assert old["leader"]["args"][-2:] == ["--node-rank", "0"]
     assert old["worker"]["args"][-2:] == ["--node-rank", "$(LWS_WORKER_INDEX)"]
+
+
+async def _clique_mains(env: Env, graph: str) -> dict[str, Json]:
+    """leader/worker -> `main` of the graph's Decode pod of that Grove clique."""
+    selector = f"nvidia.com/dynamo-graph-deployment-name={graph},nvidia.com/dynamo-component=Decode"
+    found = {}
+    for pod in (await env.get("pods", selector=selector))["items"]:
+        clique = pod["metadata"]["labels"]["grove.io/podclique"]
+        kind = "leader" if clique.endswith("-ldr") else "worker"
+        found[kind] = next(c for c in pod["spec"]["containers"] if c["name"] == "main")
+    assert sorted(found) == ["leader", "worker"], found
+    return found
+
+
+async def test_on_grove_the_variables_come_from_the_scaling_group(
+        env: Env, needs_local: LocalCluster,
+        operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
+    await env.kubectl.run("apply", "-f", str(GROVE_CRDS))
+    await env.kubectl.run("wait", "--for=condition=Established", "--timeout=30s",
+                          "crd/podcliquesets.grove.io")
+    await operators("op")  # after Grove's CRDs: it takes the Grove path
+    await env.k("apply", "-f", "-", stdin=json.dumps(_graph("grove-new", "0.2.0")))
+    await env.k("apply", "-f", "-", stdin=json.dumps(_graph("grove-old", "0.1.0")))
+    await env.wait_ready("grove-new", seconds=90)
+    await env.wait_ready("grove-old", seconds=90)
+    assert await env.names("podcliquesets.grove.io") == ["grove-new", "grove-old"]
+
+    for kind, main in (await _clique_mains(env, "grove-new")).items():
+        assert _env(main)["DYNAMO_RANK"] == "$(GROVE_PCSG_POD_INDEX)", kind
+        assert _env(main)["DYNAMO_LEADER_ADDRESS"] == GROVE_LEADER, kind
+        assert main["command"] == ["python3", "-m", "dynamo.sglang"], kind  # no shell
+        assert main["args"][-2:] == ["--node-rank", "$(DYNAMO_RANK)"], kind
+
+    async def old_pods() -> dict[str, Json] | None:
+        try:
+            return await _clique_mains(env, "grove-old")
+        except AssertionError:
+            return None
+    old = await eventually(old_pods, within=30, what="grove-old's leader and worker pods")
+    for main in old.values():
+        assert "DYNAMO_RANK" not in _env(main) and "DYNAMO_LEADER_ADDRESS" not in _env(main)
+    # Grove's worker rank as it always was: shell arithmetic on the clique's pod index.
+    assert old["worker"]["command"] == ["sh", "-c"]
+    assert old["worker"]["args"][0].endswith("--node-rank $((GROVE_PCLQ_POD_INDEX + 1))")
