@@ -54,9 +54,11 @@ __all__ = [
     "claim_template",
     "claim_template_name",
     "component_claim_template",
+    "drop_gpus",
     "gms_of",
     "gpu_count",
     "graph_claim_templates",
+    "is_gpu_resource",
     "refusal",
     "standalone_claim_templates",
     "wire_client",
@@ -101,14 +103,15 @@ def claim_template_name(parent: str, component: str) -> str:
     return f"{parent}-{component.lower()}-gpu"
 
 
-def _is_gpu_resource(name: str) -> bool:
+def is_gpu_resource(name: str) -> bool:
+    """A resource name that asks for GPUs (`nvidia.com/gpu`, a MIG profile, a vendor's gpu)."""
     lowered = name.lower()
     return (lowered in (constants.GPU_RESOURCE, "gpu") or lowered.endswith("/gpu")
             or "/mig-" in lowered or lowered.startswith("gpu."))
 
 
 def _gpu_names(amounts: Json) -> list[str]:
-    return sorted(name for name in amounts if _is_gpu_resource(name))
+    return sorted(name for name in amounts if is_gpu_resource(name))
 
 
 def gpu_count(resources: Json | None) -> int:
@@ -245,7 +248,7 @@ def _apply_claim(pod: Json, main: Json, template: str) -> None:
     claims = pod.setdefault("resourceClaims", [])
     if any(c.get("name") == CLAIM_NAME for c in claims):
         return
-    _drop_gpus(main)
+    drop_gpus(main)
     _add_claim(main)
     pod["tolerations"] = [*(pod.get("tolerations") or []), dict(GPU_TOLERATION)]
     claims.append({"name": CLAIM_NAME, "resourceClaimTemplateName": template})
@@ -263,11 +266,12 @@ def wire_client(pod: Json, container: Json) -> None:
     env = {"name": SOCKET_DIR_ENV, "value": SOCKET_DIR}
     container["env"] = [*(e for e in container.get("env") or []
                           if e.get("name") != SOCKET_DIR_ENV), env]
-    _drop_gpus(container)
+    drop_gpus(container)
     _add_claim(container)
 
 
-def _drop_gpus(container: Json) -> None:
+def drop_gpus(container: Json) -> None:
+    """Remove the container's GPU resources (its GPUs come through a claim instead)."""
     resources = container.get("resources")
     if not isinstance(resources, dict):
         return

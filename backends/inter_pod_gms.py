@@ -44,6 +44,7 @@ from backends.gpu_memory_service import (
     DEFAULT_DEVICE_CLASS,
     GPU_TOLERATION,
     INTER_POD,
+    drop_gpus,
     gms_of,
     gpu_count,
 )
@@ -245,25 +246,9 @@ def _share(pod: Json, rank: int, image: Any) -> Json:
 
 
 def _drop_gpus(container: Json) -> None:
-    resources = container.get("resources")
-    if not isinstance(resources, dict):
-        return
-    for part in ("limits", "requests"):
-        amounts = resources.get(part)
-        if not isinstance(amounts, dict):
-            continue
-        for name in [n for n in amounts if _is_gpu(n)]:
-            del amounts[name]
-        if not amounts:
-            del resources[part]
-    if not resources:
-        del container["resources"]
-
-
-def _is_gpu(name: str) -> bool:
-    lowered = name.lower()
-    return (lowered in (constants.GPU_RESOURCE, "gpu") or lowered.endswith("/gpu")
-            or "/mig-" in lowered or lowered.startswith("gpu."))
+    drop_gpus(container)
+    if not container.get("resources"):
+        container.pop("resources", None)
 
 
 def _set_env(container: Json, env: list[Json]) -> None:
