@@ -7,30 +7,16 @@ scheduler's words."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
-import yaml
-from e2e_support import DGD, EXAMPLES, Env, OperatorProcess, eventually
+from e2e_support import DGD, Env, OperatorProcess, eventually
+from grove_support import apply, gms_fixture, on_grove
 
 from hack.localcluster.server import LocalCluster
 
-FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "backends" / "fixtures" / "gms"
-GROVE_CRDS = EXAMPLES.parents[1] / "hack" / "crds" / "grove.yaml"
 CLAIM = "intrapod-shared-gpu"
 BETA_DGD = "dynamographdeployments.v1beta1.nvidia.com"
-
-
-def fixture(name: str) -> dict[str, Any]:
-    obj: dict[str, Any] = yaml.safe_load((FIXTURES / name).read_text())
-    obj["metadata"].pop("namespace", None)  # the test's namespace
-    return obj
-
-
-async def apply(env: Env, obj: dict[str, Any]) -> None:
-    await env.k("apply", "-f", "-", stdin=json.dumps(obj))
 
 
 async def worker_pods(env: Env, graph: str, component: str) -> list[dict[str, Any]]:
@@ -80,7 +66,7 @@ async def check_allocated(env: Env, graph: str, component: str, gpus: int,
 
 async def test_a_gms_graph_runs_with_its_claims_allocated(
         env: Env, operator: OperatorProcess) -> None:
-    await apply(env, fixture("gms.v1beta1.yaml"))
+    await apply(env, gms_fixture("gms.v1beta1.yaml"))
     await env.wait_ready("vllm-agg-gms", 120)
     template = await env.get("resourceclaimtemplates", "vllm-agg-gms-vllmworker-gpu")
     owner = template["metadata"]["ownerReferences"][0]
@@ -99,7 +85,7 @@ async def test_a_gms_graph_runs_with_its_claims_allocated(
 
 async def test_a_failover_graph_runs_both_engines_on_one_claim(
         env: Env, operator: OperatorProcess) -> None:
-    graph = fixture("failover.v1alpha1.yaml")  # written as v1alpha1: enabled switches
+    graph = gms_fixture("failover.v1alpha1.yaml")  # written as v1alpha1: enabled switches
     await apply(env, graph)
     await env.wait_ready("vllm-agg-failover", 120)
     # Read back in v1beta1 (the conversion webhook's): the switches are gone, modes respelled.
@@ -122,7 +108,7 @@ async def test_a_failover_graph_runs_both_engines_on_one_claim(
 
 async def test_a_claim_the_cluster_cannot_allocate_leaves_the_pod_pending(
         env: Env, operator: OperatorProcess) -> None:
-    graph = fixture("gms.v1beta1.yaml")
+    graph = gms_fixture("gms.v1beta1.yaml")
     graph["metadata"]["name"] = "too-big"
     worker = graph["spec"]["components"][1]
     worker["podTemplate"]["spec"]["containers"][0]["resources"]["limits"][
@@ -147,11 +133,8 @@ async def test_a_claim_the_cluster_cannot_allocate_leaves_the_pod_pending(
 async def test_on_grove_the_failover_cliques_run_on_their_claims(
         env: Env, needs_local: LocalCluster,
         operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
-    await env.kubectl.run("apply", "-f", str(GROVE_CRDS))
-    await env.kubectl.run("wait", "--for=condition=Established", "--timeout=30s",
-                          "crd/podcliquesets.grove.io")
-    await operators("op")  # after Grove's CRDs: it takes the Grove path
-    await apply(env, fixture("failover.v1beta1.yaml"))
+    await on_grove(env, operators)
+    await apply(env, gms_fixture("failover.v1beta1.yaml"))
     await env.wait_ready("vllm-agg-failover", 120)
     assert await env.get("podcliquesets", "vllm-agg-failover") is not None
     pods = await check_allocated(env, "vllm-agg-failover", "worker", 2,

@@ -9,35 +9,13 @@ field."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
-import yaml
-from e2e_support import EXAMPLES, Env, OperatorProcess, eventually
+from e2e_support import Env, OperatorProcess, eventually
+from grove_support import apply, gms_fixture, on_grove
 
 from hack.localcluster.server import LocalCluster
-
-FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "backends" / "fixtures" / "gms"
-GROVE_CRDS = EXAMPLES.parents[1] / "hack" / "crds" / "grove.yaml"
-
-
-def fixture(name: str) -> dict[str, Any]:
-    obj: dict[str, Any] = yaml.safe_load((FIXTURES / name).read_text())
-    obj["metadata"].pop("namespace", None)  # the test's namespace
-    return obj
-
-
-async def apply(env: Env, obj: dict[str, Any]) -> None:
-    await env.k("apply", "-f", "-", stdin=json.dumps(obj))
-
-
-async def on_grove(env: Env, operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
-    await env.kubectl.run("apply", "-f", str(GROVE_CRDS))
-    await env.kubectl.run("wait", "--for=condition=Established", "--timeout=30s",
-                          "crd/podcliquesets.grove.io")
-    await operators("op")  # after Grove's CRDs: it takes the Grove path
 
 
 async def pods_of(env: Env, graph: str, component: str) -> list[dict[str, Any]]:
@@ -104,7 +82,7 @@ async def test_an_inter_pod_gms_graph_runs_weight_servers_beside_engines(
         env: Env, needs_local: LocalCluster,
         operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
     await on_grove(env, operators)
-    graph = fixture("gms-interpod.v1beta1.yaml")
+    graph = gms_fixture("gms-interpod.v1beta1.yaml")
     # The simulated driver's class (the fixture names another, which the render tests read).
     del graph["spec"]["components"][1]["experimental"]["gpuMemoryService"]["deviceClassName"]
     await apply(env, graph)
@@ -134,7 +112,7 @@ async def test_an_inter_pod_failover_graph_runs_every_rank_on_its_claim(
         env: Env, needs_local: LocalCluster,
         operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
     await on_grove(env, operators)
-    await apply(env, fixture("failover-interpod.v1alpha1.yaml"))  # enabled switches
+    await apply(env, gms_fixture("failover-interpod.v1alpha1.yaml"))  # enabled switches
     await env.wait_ready("vllm-interpod-failover", 120)
     by_claim = await settled_shared(env, "vllm-interpod-failover", "worker", 2)
     prefix = "vllm-interpod-failover-0-worker-0-worker-gpu-rank-"
@@ -152,7 +130,7 @@ async def test_an_ended_failover_engine_takes_its_engine_group_down_for_grove_to
         env: Env, needs_local: LocalCluster,
         operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
     await on_grove(env, operators)
-    await apply(env, fixture("failover-interpod.v1beta1.yaml"))
+    await apply(env, gms_fixture("failover-interpod.v1beta1.yaml"))
     await env.wait_ready("vllm-interpod-failover", 120)
     before = {p["metadata"]["uid"]: p for p in await pods_of(
         env, "vllm-interpod-failover", "worker")}
@@ -185,7 +163,7 @@ async def test_an_ended_failover_engine_takes_its_engine_group_down_for_grove_to
 
 async def test_without_grove_the_inter_pod_layout_is_refused_naming_the_field(
         env: Env, operator: OperatorProcess) -> None:
-    graph = fixture("gms-interpod.v1beta1.yaml")
+    graph = gms_fixture("gms-interpod.v1beta1.yaml")
     del graph["spec"]["components"][1]["experimental"]["gpuMemoryService"]["deviceClassName"]
     await apply(env, graph)
     condition = await env.wait_reason("vllm-interpod-gms", "gpuMemoryService.mode",

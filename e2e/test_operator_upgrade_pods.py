@@ -188,7 +188,8 @@ async def test_an_operator_upgrade_restarts_no_pod(env: Env, needs_local: LocalC
             for name, graph in (await listed(scoped, DGD_BETA)).items():
                 assert ORIGIN not in (graph["metadata"].get("annotations") or {}), name
 
-        # A graph created now is stamped, and its frontendSidecar renders.
+        # A graph created now is stamped, and its frontendSidecar renders whole, under its own
+        # name (FRONTEND_SIDECAR_LOSSLESS).
         await webhooks_configured(env, new, mutating=True)
         await create(scoped, fields_graph("fresh"))
         fresh = json.loads(await scoped.k("get", DGD_BETA, "fresh", "-o", "json"))
@@ -201,7 +202,7 @@ async def test_an_operator_upgrade_restarts_no_pod(env: Env, needs_local: LocalC
                         labels.get("nvidia.com/dynamo-component") == "Worker":
                     names = {c["name"] for c in deployment["spec"]["template"]["spec"]
                              ["containers"]}
-                    return names == {"main", "sidecar-frontend"}
+                    return names == {"main", "fe"}
             return False
         await eventually(sidecar_rendered, within=30,
                          what="the fresh graph's worker with its frontend sidecar")

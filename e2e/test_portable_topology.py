@@ -13,7 +13,8 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from e2e_support import EXAMPLES, Env, OperatorProcess, eventually
+from e2e_support import Env, OperatorProcess, eventually
+from grove_support import on_grove
 
 from hack.localcluster.server import LocalCluster
 
@@ -21,7 +22,6 @@ Json = dict[str, Any]
 ORIGIN = "nvidia.com/dynamo-operator-origin-version"
 IMAGE = "nvcr.io/nvidia/ai-dynamo/sglang-runtime:0.7.0"
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
-GROVE_CRDS = EXAMPLES.parents[1] / "hack" / "crds" / "grove.yaml"
 GROVE_LEADER = "$(GROVE_PCSG_NAME)-$(GROVE_PCSG_INDEX)-decode-ldr-0.$(GROVE_HEADLESS_SERVICE)"
 
 
@@ -91,10 +91,7 @@ async def _clique_mains(env: Env, graph: str) -> dict[str, Json]:
 async def test_on_grove_the_variables_come_from_the_scaling_group(
         env: Env, needs_local: LocalCluster,
         operators: Callable[..., Awaitable[OperatorProcess]]) -> None:
-    await env.kubectl.run("apply", "-f", str(GROVE_CRDS))
-    await env.kubectl.run("wait", "--for=condition=Established", "--timeout=30s",
-                          "crd/podcliquesets.grove.io")
-    await operators("op")  # after Grove's CRDs: it takes the Grove path
+    await on_grove(env, operators)
     await env.k("apply", "-f", "-", stdin=json.dumps(_graph("grove-new", "0.2.0")))
     await env.k("apply", "-f", "-", stdin=json.dumps(_graph("grove-old", "0.1.0")))
     await env.wait_ready("grove-new", seconds=90)
