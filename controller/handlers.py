@@ -43,11 +43,13 @@ def requests_for_owner(owner: Resource) -> Mapper:
 
 @dataclass(frozen=True)
 class Predicate:
-    """Which events of a source enqueue anything: creates (`create`), and the updates for
-    which `update(old, new)` holds (None: every update). Deletes always do."""
+    """Which events of a source enqueue anything: creates (`create`: all, none, or those of
+    objects it holds for), the updates for which `update(old, new)` holds (None: every
+    update), and deletes (`delete`)."""
 
-    create: bool = True
+    create: bool | Callable[[Json], bool] = True
     update: Callable[[Json, Json], bool] | None = None
+    delete: bool = True
 
 
 #: Metadata the server moves on a status write.
@@ -97,8 +99,13 @@ def enqueue(queue: WorkQueue[Request], mapper: Mapper,
         for request in {*mapper(old), *mapper(new)}:
             queue.add(request)
 
+    def add_if(obj: Json) -> None:
+        if callable(predicate.create) and predicate.create(obj):
+            add(obj)
+
     def delete(obj: Json | DeletedFinalStateUnknown) -> None:
         add(obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj)
 
-    return EventHandler(on_add=add if predicate.create else None, on_update=update,
-                        on_delete=delete)
+    on_add = add_if if callable(predicate.create) else add if predicate.create else None
+    return EventHandler(on_add=on_add, on_update=update,
+                        on_delete=delete if predicate.delete else None)

@@ -107,8 +107,10 @@ class FailoverCascadeReconciler:
 
 
 def register(manager: Manager, ctx: OperatorContext) -> None:
-    """Add the failover cascade controller: woken by pods as they appear and when an update
-    ends a failover engine pod."""
+    """Add the failover cascade controller: woken by a failover engine pod that is seen
+    ended (an operator starting lists it so) or that an update ends; no other pod event
+    reaches its queue."""
     manager.add_controller(NAME, FailoverCascadeReconciler(ctx).reconcile, for_=PODS,
                            max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME),
-                           for_predicate=Predicate(update=became_terminal))
+                           for_predicate=Predicate(create=ended, update=became_terminal,
+                                                   delete=False))

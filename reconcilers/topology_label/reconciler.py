@@ -151,8 +151,10 @@ async def _read(ctx: OperatorContext, resource: Resource, name: str, what: str) 
 
 
 def register(manager: Manager, ctx: OperatorContext) -> None:
-    """Add the topology label controller: woken by pods as they are created and when an
-    update makes one need a copy."""
+    """Add the topology label controller: woken by a pod that needs a copy when it is seen
+    (created, or listed as the operator starts) or when an update makes it need one; no
+    other pod event reaches its queue."""
     manager.add_controller(NAME, TopologyLabelReconciler(ctx).reconcile, for_=PODS,
                            max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME),
-                           for_predicate=Predicate(update=became_needed))
+                           for_predicate=Predicate(create=needs_copy, update=became_needed,
+                                                   delete=False))

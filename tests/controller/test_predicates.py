@@ -11,7 +11,12 @@ from typing import Any
 from harness import CRDS, eventually, manager, running, schemaless_crd
 
 from controller.client import KubeClient
-from controller.handlers import CREATE_IGNORED, STATUS_ONLY_IGNORED, changed_beyond_status
+from controller.handlers import (
+    CREATE_IGNORED,
+    STATUS_ONLY_IGNORED,
+    Predicate,
+    changed_beyond_status,
+)
 from controller.reconcile import Request
 from controller.resource import CONFIG_MAPS, Resource
 
@@ -84,3 +89,36 @@ async def test_status_writes_and_child_creations_wake_nobody(
         await not_woken_by(client.create(CONFIG_MAPS, child))
         await woken_by(client.patch(CONFIG_MAPS, "default", "g-child", {"data": {"k": "v"}}))
         await woken_by(client.delete(CONFIG_MAPS, "default", "g-child"))
+
+
+async def test_creates_filtered_by_the_object_and_deletes_ignored(
+        kubeconfig: Path, client: KubeClient) -> None:
+    """A controller of ConfigMaps that cares only for those labelled `wanted` (as the pod
+    controllers care only for a pod needing their work): other creates, and every delete,
+    never reach its queue; an object already there when it starts is judged as a create."""
+    def wanted(obj: dict[str, Any]) -> bool:
+        return (obj["metadata"].get("labels") or {}).get("wanted") == "yes"
+
+    def config_map(name: str, **labels: str) -> dict[str, Any]:
+        return {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": name, "namespace": "default", "labels": labels}}
+
+    await client.create(CONFIG_MAPS, config_map("before", wanted="yes"))
+    await client.create(CONFIG_MAPS, config_map("before-other"))
+    mgr = await manager(kubeconfig)
+    seen: list[Request] = []
+
+    async def reconcile(request: Request) -> None:
+        seen.append(request)
+
+    mgr.add_controller("picky", reconcile, for_=CONFIG_MAPS,
+                       for_predicate=Predicate(create=wanted, delete=False))
+    async with running(mgr):
+        await eventually(lambda: Request("default", "before") in seen, what="the listed one")
+        await client.create(CONFIG_MAPS, config_map("other"))
+        await client.create(CONFIG_MAPS, config_map("new", wanted="yes"))
+        await eventually(lambda: Request("default", "new") in seen, what="the new one")
+        await client.delete(CONFIG_MAPS, "default", "new")
+        await client.delete(CONFIG_MAPS, "default", "before")
+        await asyncio.sleep(QUIET)
+    assert sorted(r.name for r in seen) == ["before", "new"], seen
