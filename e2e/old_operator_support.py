@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import subprocess
 import tarfile
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -61,8 +62,15 @@ def shows_a_bug(log: Path) -> bool:
 
 
 def operator_tree(commit: str, dest: Path) -> Path:
-    """The product packages of `commit`, unpacked into `dest`."""
+    """The product packages of `commit`, unpacked into `dest`, installed as that release: the
+    operator reads its version from the package metadata (and stamps graphs with it), which
+    would otherwise be this checkout's."""
     archive = git("archive", "--format=tar", commit, *PRODUCT)
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(dest, filter="data")
+    version = tomllib.loads(git("show", f"{commit}:pyproject.toml").decode())["project"]["version"]
+    metadata = dest / f"dynamo_operator-{version}.dist-info"
+    metadata.mkdir()
+    (metadata / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: dynamo-operator\nVersion: {version}\n")
     return dest

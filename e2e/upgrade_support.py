@@ -98,6 +98,7 @@ def reconciled_all(port: int, graphs: int, components: int
 
 
 def operator(env: Env, name: str, metrics: int, **kw: Any) -> OperatorProcess:
+    """An operator with webhooks (with `tree=`, an earlier commit's)."""
     hook = free_port()
     return OperatorProcess(env.kubeconfig, env.namespace, env.tmp / f"{name}.log", name, [
         "--metrics-bind-address", f"127.0.0.1:{metrics}",
