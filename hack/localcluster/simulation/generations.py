@@ -15,7 +15,8 @@ whose `DYN_NAMESPACE` is the frontend's base):
   deregisters on SIGTERM);
 - `misplaced`: worker pods of the graph registered where they must not be: outside the base
   and its generations, or in a generation other than their own `nvidia.com/dynamo-worker-hash`
-  (a prefill of one generation must never pair with a decode of another);
+  (the bare base being the unlabelled, legacy generation's), as a prefill of one generation
+  must never pair with a decode of another;
 - per generation `crossGenerationPairs`: the pairs that exist only thanks to misplaced workers
   (the pairs minus those of its own workers alone); any count above 0 is a broken isolation.
 
@@ -110,11 +111,12 @@ def _of_graph(frontend: Json, pod: Json, base: str) -> bool:
 def _placement(pod: Json, base: str) -> tuple[str, bool]:
     """The pod's Dynamo namespace and whether it belongs there (base, or its generation)."""
     namespace = dynamo_namespace(pod)
+    own = _labels(pod).get(WORKER_HASH_LABEL)
     if namespace == base:
-        return namespace, True
+        # The base is the legacy generation's: a labelled worker there pairs across versions.
+        return namespace, own is None
     if not namespace.startswith(base + "-"):
         return namespace, False
-    own = _labels(pod).get(WORKER_HASH_LABEL)
     return namespace, own is None or namespace == f"{base}-{own}"
 
 

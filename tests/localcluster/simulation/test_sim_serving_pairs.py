@@ -190,3 +190,13 @@ def test_a_worker_of_the_graph_outside_its_base_namespace_is_misplaced() -> None
     assert view["generations"] == {}
     assert [(m["pod"], m["dynamoNamespace"]) for m in view["misplaced"]] == [
         ("lost", f"somewhere-else-{GEN_A}")]
+
+
+def test_a_generation_worker_registered_in_the_bare_base_namespace_is_misplaced() -> None:
+    """A labelled worker without its suffix would pair with the legacy generation's."""
+    fe = ready_pod(dynamo_pod("fe", "frontend"))
+    unsuffixed = ready_pod(dynamo_pod("p", "prefill", worker_hash=GEN_A))
+    legacy = ready_pod(dynamo_pod("d", "decode"))
+    view = frontend_view(fe, [fe, unsuffixed, legacy])
+    assert [(m["pod"], m["dynamoNamespace"]) for m in view["misplaced"]] == [("p", BASE)]
+    assert view["generations"][BASE]["crossGenerationPairs"] == 1
