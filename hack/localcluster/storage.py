@@ -42,6 +42,10 @@ class Change:
     old: Json | None
     #: Encoded watch events of this change, shared by all watchers: (type, apiVersion) -> bytes.
     encoded: dict[tuple[str, str], bytes] = field(default_factory=dict, compare=False, repr=False)
+    #: The object converted by its CRD's webhook for watchers of another version, shared by
+    #: all of them: apiVersion -> the conversion (a future, filled once).
+    converted: dict[str, asyncio.Future[Json]] = field(default_factory=dict, compare=False,
+                                                       repr=False)
 
 
 @dataclass(eq=False)

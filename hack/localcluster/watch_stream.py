@@ -97,13 +97,20 @@ class _Encoder:
                 table["columnDefinitions"] = []
             self._first_table = False
             return _encode(event_type, table)
-        if change is not None and obj is change.obj:
+        if change is not None and (obj is change.obj or self._shared(change, obj)):
             key = (event_type, rt.api_version)
             cached = change.encoded.get(key)
             if cached is None:
                 cached = change.encoded[key] = _encode(event_type, served(rt, obj))
             return cached
         return _encode(event_type, served(rt, obj) if event_type != "ERROR" else obj)
+
+
+    def _shared(self, change: Change, obj: Json) -> bool:
+        """`obj` is the change's conversion to this watch's version, the same for all."""
+        pending = change.converted.get(self.plan.rt.api_version)
+        return (pending is not None and pending.done() and not pending.cancelled()
+                and pending.exception() is None and pending.result() is obj)
 
 
 def _encode(event_type: str, obj: Json) -> bytes:
@@ -190,9 +197,37 @@ async def _event_lines(encoder: _Encoder, changes: list[Change], plan: WatchPlan
     out = []
     for change in changes:
         event = event_for(change, plan.matches)
-        if event is not None:
-            out.append(encoder.line(event[0], await _converted(plan, event[1]), change))
+        if event is None:
+            continue
+        if event[1] is change.obj:
+            out.append(encoder.line(event[0], await _shared_conversion(plan, change), change))
+        else:  # an object leaving the selector: this watcher's own
+            out.append(encoder.line(event[0], await _converted(plan, event[1])))
     return out
+
+
+async def _shared_conversion(plan: WatchPlan, change: Change) -> Json:
+    """The change's object at the plan's version, converted once for all its watchers:
+    kube-apiserver keeps a watch cache per served version of a CRD, whose objects are
+    converted as the cache takes them in, and serves every watcher of that version from it,
+    so a watch event costs one conversion review per version, not one per watcher."""
+    obj = change.obj
+    target = plan.rt.api_version
+    if plan.convert is None or obj.get("apiVersion") == target:
+        return obj
+    pending = change.converted.get(target)
+    if pending is None:
+        # Owned by the change, not by this watch: a watcher that goes away mid-review does
+        # not cancel the review the others wait for.
+        pending = change.converted[target] = asyncio.ensure_future(plan.convert(obj))
+        pending.add_done_callback(lambda done: _forget_failure(change, target, done))
+    return await asyncio.shield(pending)
+
+
+def _forget_failure(change: Change, target: str, done: asyncio.Future[Json]) -> None:
+    """A failed conversion is not kept: a later watcher asks the webhook again."""
+    if done.cancelled() or done.exception() is not None:
+        change.converted.pop(target, None)
 
 
 async def _follow(response: web.StreamResponse, storage: Storage, watcher: Watcher,

@@ -160,6 +160,25 @@ async def test_watches_send_each_version(client: KubeClient, cluster: LocalClust
         ("ADDED", {"dimension": 1}), ("ADDED", {"dimension": 2}), ("DELETED", {"dimension": 1})]
 
 
+async def test_a_watch_event_is_converted_once_for_all_watchers_of_a_version(
+        client: KubeClient, cluster: LocalCluster, widgets: ToyConversionWebhook) -> None:
+    # kube-apiserver serves each version's watchers from that version's watch cache, which
+    # converts each change once: three v1 watchers cost one review per change, not three.
+    path_v1 = "/apis/example.com/v1/namespaces/default/widgets"
+    watches = [asyncio.create_task(_events(cluster, path_v1, 2)) for _ in range(3)]
+    watch_v2 = asyncio.create_task(_events(cluster, path_v1.replace("/v1/", "/v2/"), 2))
+    await asyncio.sleep(0.3)
+    await client.create(WIDGETS_V2, widget("b", V2, dimension=2))
+    await client.patch(WIDGETS_V2, "default", "b", {"spec": {"dimension": 3}})
+    seen = await asyncio.gather(*watches)
+    for events in seen:
+        assert [(e["type"], e["object"]["apiVersion"], e["object"]["spec"])
+                for e in events] == [("ADDED", V1, {"size": 2}), ("MODIFIED", V1, {"size": 3})]
+    assert [e["object"]["spec"] for e in await watch_v2] == [{"dimension": 2},
+                                                             {"dimension": 3}]
+    assert widgets.converted == [(V1, "b"), (V1, "b")]
+
+
 async def test_stored_versions_grow_when_the_storage_version_changes(
         client: KubeClient, cluster: LocalCluster, widgets: ToyConversionWebhook) -> None:
     crd = await client.get(CRDS, None, CRD_NAME)
