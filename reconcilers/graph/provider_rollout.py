@@ -5,7 +5,8 @@ These paths have no worker generations: the new templates go to the existing Pod
 LeaderWorkerSets, and Grove or LWS replaces the pods (`nvidia.com/grove-update-strategy`, the
 LWS `rolloutStrategy`). As the original operator, the graph records the worker hash it last
 rendered in `nvidia.com/current-worker-hash-v2`; a change of it is told by a Warning event
-`RollingUpdateNotSupported` (the managed controls that cannot apply are named) and
+`RollingUpdateNotSupported` (the managed controls that cannot apply are named: the partition
+and Recreate on both, the surge and unavailable budgets too on Grove) and
 `status.rollingUpdate` goes InProgress, then Completed once every worker service is ready
 again. The annotation only decides the event and the start time: completion is read from the
 workloads.
@@ -33,6 +34,9 @@ __all__ = ["ProviderChange", "provider_workers", "record_provider_change"]
 NOT_SUPPORTED = "RollingUpdateNotSupported"
 _IGNORED_CONTROLS = (constants.ANNOTATION_ROLLOUT_PARTITION,
                      constants.ANNOTATION_DEPLOYMENT_STRATEGY)
+#: Grove takes only its update strategy: the budgets LeaderWorkerSet takes do not apply.
+_IGNORED_ON_GROVE = (*_IGNORED_CONTROLS, constants.ANNOTATION_MAX_SURGE,
+                     constants.ANNOTATION_MAX_UNAVAILABLE)
 
 
 @dataclass(frozen=True)
@@ -53,9 +57,10 @@ def provider_workers(graph: HubGraph, grove: bool) -> list[str]:
 
 async def record_provider_change(ctx: OperatorContext, recorder: EventRecorder, live: Json,
                                  graph: HubGraph, workers: list[str],
-                                 readiness: list[ServiceReadiness], *,
+                                 readiness: list[ServiceReadiness], *, grove: bool = False,
                                  now: datetime | None = None) -> ProviderChange:
-    """Record the workers' hash, tell a change, and carry status.rollingUpdate."""
+    """Record the workers' hash, tell a change, and carry status.rollingUpdate. `grove`:
+    the graph is on the Grove path (else its workers are LeaderWorkerSets)."""
     previous = (live.get("status") or {}).get("rollingUpdate")
     status = dict(previous) if isinstance(previous, dict) else None
     wanted = worker_hash(graph, workers)
@@ -68,7 +73,7 @@ async def record_provider_change(ctx: OperatorContext, recorder: EventRecorder, 
             constants.ANNOTATION_CURRENT_WORKER_HASH_V2: wanted}}}
         live = await ctx.client.patch(GRAPH_DEPLOYMENTS, meta["namespace"], meta["name"], patch)
         if recorded:
-            await recorder.warning(live, NOT_SUPPORTED, _message(graph, workers))
+            await recorder.warning(live, NOT_SUPPORTED, _message(graph, workers, grove))
             stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
             return ProviderChange(live, {"phase": "InProgress", "startTime": stamp,
                                          "updatedComponents": []})
@@ -84,12 +89,13 @@ async def record_provider_change(ctx: OperatorContext, recorder: EventRecorder, 
     return ProviderChange(live, status)
 
 
-def _message(graph: HubGraph, workers: list[str]) -> str:
+def _message(graph: HubGraph, workers: list[str], grove: bool) -> str:
+    controls = _IGNORED_ON_GROVE if grove else _IGNORED_CONTROLS
     annotations = graph.model.metadata.get("annotations") or {}
-    ignored = [key for key in _IGNORED_CONTROLS if key in annotations]
+    ignored = [key for key in controls if key in annotations]
     for name in workers:
         ignored += [f"{name}: {key}" for key in (graph.inputs.component(name).annotations or {})
-                    if key in _IGNORED_CONTROLS]
+                    if key in controls]
     text = (f"Worker spec changed ({', '.join(sorted(workers))}); Grove or LeaderWorkerSet "
             "replaces the pods itself, without worker generations")
     return text + (f"; ignored: {', '.join(ignored)}" if ignored else "")

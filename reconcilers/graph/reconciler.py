@@ -215,10 +215,11 @@ class GraphDeploymentReconciler:
             raise TerminalError(synced.not_owned_message("graph"), reason=RECONCILE_FAILED,
                                 retry_after=NOT_OWNED_RETRY)
         readiness = await path.readiness(synced)
-        workers = provider_workers(graph, isinstance(path, GrovePath))
+        grove = isinstance(path, GrovePath)
+        workers = provider_workers(graph, grove)
         if workers:
             change = await record_provider_change(ctx, self.writer.recorder, live, graph,
-                                                  workers, readiness)
+                                                  workers, readiness, grove=grove)
             live = change.live
             if rollout is None or rollout.status is None:
                 rollout = provider_rollout(change.status)

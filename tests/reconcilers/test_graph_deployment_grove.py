@@ -149,7 +149,8 @@ async def test_a_worker_change_on_grove_is_told_and_tracked(client: KubeClient,
         assert "rollingUpdate" not in first["status"]  # the first generation is no rollout
 
         await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"metadata": {"annotations": {
-            "nvidia.com/deployment-strategy": "Recreate"}}, "spec": {"services": {
+            "nvidia.com/deployment-strategy": "Recreate",
+            "nvidia.com/deployment-rolling-update-max-surge": "1"}}, "spec": {"services": {
                 "decode": {"envs": [{"name": "NEW", "value": "1"}]}}}})
 
         async def told() -> Json | None:
@@ -158,7 +159,8 @@ async def test_a_worker_change_on_grove_is_told_and_tracked(client: KubeClient,
             return warned[0] if warned else None
         event = await eventually(told)
         assert event["type"] == "Warning"
-        assert "ignored: nvidia.com/deployment-strategy" in event["message"]
+        assert ("ignored: nvidia.com/deployment-strategy, "
+                "nvidia.com/deployment-rolling-update-max-surge") in event["message"]
         obj = await client.get(GRAPH_DEPLOYMENTS, NS, "g")
         assert obj["metadata"]["annotations"]["nvidia.com/current-worker-hash-v2"] != recorded
         assert obj["status"]["rollingUpdate"]["phase"] == "InProgress"
