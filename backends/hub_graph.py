@@ -6,7 +6,7 @@ Every builder of a graph takes this pair (ARCHITECTURE.md, The API hub).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from api.conversion import HUB, convert
@@ -27,6 +27,10 @@ class HubGraph:
 
     model: DynamoGraphDeployment
     inputs: RenderInputs
+    #: What the builders derive from the pair and ask for more than once per reconcile (the
+    #: worker hash), kept as long as the pair: `spec_views` keeps one pair per generation of
+    #: a graph, so a value here is computed once per change of the graph, not per reconcile.
+    derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def name(self) -> str:

@@ -82,8 +82,16 @@ def worker_hash(graph: HubGraph, workers: list[str] | None = None) -> str:
     terms, the graph's env and backend), so that neither scaling nor a new operator version
     that renders differently starts a generation. `workers`: other components than the
     rolled ones (those a Grove or LeaderWorkerSet controller replaces)."""
-    spec = graph.model.spec
     names = rolled_workers(graph) if workers is None else workers
+    key = ("worker_hash", tuple(names))
+    known = graph.derived.get(key)
+    if known is None:
+        known = graph.derived[key] = _hash(graph, names)
+    return str(known)
+
+
+def _hash(graph: HubGraph, names: list[str]) -> str:
+    spec = graph.model.spec
     basis = {
         "version": HASH_VERSION,
         "backendFramework": spec.backend_framework,
