@@ -87,10 +87,11 @@ class Store:
         """Store the object; the previous version, if any."""
         key = object_key(obj)
         old = self._items.get(key)
-        if old is not None:
-            self._unindex(key, old)
         self._items[key] = obj
-        self._index(key, obj)
+        if old is None:
+            self._index(key, obj)
+        else:
+            self._reindex(key, old, obj)
         return old
 
     def remove(self, key: str) -> Json | None:
@@ -138,6 +139,23 @@ class Store:
         index = self._indices[name]
         for value in self._indexers[name](obj):
             index.setdefault(value, set()).add(key)
+
+    def _reindex(self, key: str, old: Json, new: Json) -> None:
+        # Most updates (a status, a resourceVersion) leave every index value as it was: the
+        # sets are touched only where a value came or went.
+        for name, fn in self._indexers.items():
+            before, after = list(fn(old)), list(fn(new))
+            if before == after:
+                continue
+            index = self._indices[name]
+            for value in set(before).difference(after):
+                keys = index.get(value)
+                if keys is not None:
+                    keys.discard(key)
+                    if not keys:
+                        del index[value]
+            for value in after:
+                index.setdefault(value, set()).add(key)
 
     def _unindex(self, key: str, obj: Json) -> None:
         for name, fn in self._indexers.items():

@@ -113,6 +113,31 @@ async def test_conflicting_indexer_raises(client: KubeClient, widgets: Resource,
     assert [o["metadata"]["name"] for o in informer.store.by_index("name", "t")] == ["t"]
 
 
+async def test_an_update_moves_the_object_between_index_values(
+        client: KubeClient, running_cache: Cache) -> None:
+    """An update that changes an indexed label moves the object to the new value only; one
+    that leaves it (a data change) keeps it where it was."""
+    informer = running_cache.informer(CONFIG_MAPS, indexers={"tier": index_by_label("tier")})
+    await client.create(CONFIG_MAPS, {"metadata": {"name": "m", "namespace": "default",
+                                                   "labels": {"tier": "gold"}}})
+    await eventually(lambda: informer.store.by_index("tier", "gold"))
+
+    def names(tier: str) -> list[str]:
+        return [o["metadata"]["name"] for o in informer.store.by_index("tier", tier)]
+
+    await client.patch(CONFIG_MAPS, "default", "m", {"data": {"k": "v"}})
+    await eventually(lambda: (informer.store.get("default", "m") or {}).get("data"))
+    assert names("gold") == ["m"]
+    await client.patch(CONFIG_MAPS, "default", "m",
+                       {"metadata": {"labels": {"tier": "silver"}}})
+    await eventually(lambda: names("silver") == ["m"])
+    assert names("gold") == []
+    await client.patch(CONFIG_MAPS, "default", "m", {"metadata": {"labels": {"tier": None}}})
+    await eventually(lambda: names("silver") == [])
+    assert [o["metadata"]["name"] for o in informer.store.by_index(NAMESPACE_INDEX,
+                                                                     "default")] == ["m"]
+
+
 def test_compact_object_shares_keys_and_short_strings() -> None:
     # Two objects decoded separately, as two watch events are.
     text = ('{"metadata": {"name": "a", "managedFields": [{"manager": "m"}],'
