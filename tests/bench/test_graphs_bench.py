@@ -52,6 +52,56 @@ def test_graphs_bench_prints_json() -> None:
     assert result["floor_cpu_seconds"] > 0 and result["operator_cpu_over_floor"] > 0
 
 
+def test_graphs_bench_v1alpha1_watcher_prints_json() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "hack.bench.graphs", "--sizes", "2", "--steady", "0.5",
+         "--settle", "0.2", "--timeout", "60", "--v1alpha1-watcher"],
+        cwd=ROOT, capture_output=True, text=True, timeout=150, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    last = json.loads(done.stdout.strip().splitlines()[-1])
+    assert last["mode"] == "v1alpha1-watcher" and last["calibration_seconds"] > 0
+    [result] = last["results"]
+    assert result["operator_cpu_seconds_to_ready"] > 0
+    assert result["operator_cpu_seconds_to_ready_v1alpha1_watcher"] > 0
+    assert result["v1alpha1_watcher_added_share"] is not None
+    # The operator served the user's list (a review per graph) and each event sent to it;
+    # with no reader, nothing asked it to convert.
+    assert result["conversion_reviews_per_graph"] >= 1 + result["watcher_events_per_graph"]
+    assert result["watcher_events_per_graph"] > 0
+    assert result["conversion_reviews_per_graph_without_reader"] == 0
+    assert [r["v1alpha1_watcher"] for r in result["runs"]] == [False, True]
+
+
+def _run(order: int, watcher: bool, **figures: float) -> dict[str, object]:
+    return {"order": order, "v1alpha1_watcher": watcher, "ready": 2,
+            "operator_cpu_seconds_to_ready": 1.0, "seconds_to_ready": 3.0,
+            "conversion_reviews": 0.0, "conversion_review_failures": 0.0,
+            "watcher_listed": 2 if watcher else 0, "watcher_events": 2 if watcher else 0,
+            "watcher_other_versions": 0, "watcher_list_seconds": 0.01, **figures}
+
+
+def test_the_watcher_comparison_refuses_impossible_figures() -> None:
+    from hack.bench.checks import ImpossibleFigures
+    from hack.bench.graphs.v1alpha1_watcher import compared
+
+    cal = {"calibration_seconds": 0.1}
+    good = compared(2, [_run(0, False)], [_run(1, True, conversion_reviews=4.0,
+                                                operator_cpu_seconds_to_ready=1.1)], cal)
+    assert good["v1alpha1_watcher_added_share"] == 0.1 and good["goal_added_share_met"]
+    assert good["conversion_reviews_per_graph"] == 2.0
+    for broken, says in ((dict(conversion_reviews=0.0), "conversion reviews"),
+                         (dict(conversion_reviews=4.0, watcher_events=0), "watch events"),
+                         (dict(conversion_reviews=4.0, watcher_listed=1), "listed"),
+                         (dict(conversion_reviews=4.0, watcher_other_versions=1),
+                          "another version")):
+        try:
+            compared(2, [_run(0, False)], [_run(1, True, **broken)], cal)
+        except ImpossibleFigures as err:
+            assert says in str(err)
+        else:
+            raise AssertionError(f"{broken} was taken")
+
+
 def test_repeated_runs_report_medians() -> None:
     from hack.bench.graphs.__main__ import median_of
 
@@ -64,5 +114,5 @@ def test_repeated_runs_report_medians() -> None:
     assert result["operator_cpu_seconds_to_ready"] == 25
     assert result["operator_peak_rss_mib"] == 150 and result["seconds_to_ready"] == 75
     assert result["writes_per_graph"] == 16.1, "the other figures are the median run's"
-    assert len(result["runs"]) == 3  # type: ignore[arg-type]
+    assert len(result["runs"]) == 3
     assert "runs" not in median_of([run(20, 149, 16.2)])

@@ -34,7 +34,7 @@ from reconcilers.operator.conversion_setup import CONVERSION_PATH
 
 Json = dict[str, Any]
 
-__all__ = ["FloorWebhook", "HandlerTimes", "Scrape", "WebhookOperator"]
+__all__ = ["FloorWebhook", "HandlerTimes", "Scrape", "WebhookOperator", "write_certificates"]
 
 #: The operator's namespace, holding no graphs.
 NAMESPACE = "bench-conversion-operator"
@@ -78,6 +78,18 @@ class HandlerTimes:
         return lower
 
 
+def write_certificates(cert_dir: Path) -> bytes:
+    """A serving certificate for 127.0.0.1 and its CA, as the operator reads a mounted one
+    (`tls.crt`, `tls.key`, `ca.crt` in `cert_dir`); the CA's PEM."""
+    ca = new_authority("bench-conversion-ca", datetime.timedelta(days=1))
+    cert = serving_certificate(ca, ["localhost"], ["127.0.0.1"])
+    cert_dir.mkdir(parents=True, exist_ok=True)
+    (cert_dir / "tls.crt").write_bytes(cert.cert_pem)
+    (cert_dir / "tls.key").write_bytes(cert.key_pem)
+    (cert_dir / "ca.crt").write_bytes(ca.cert_pem)
+    return ca.cert_pem
+
+
 class WebhookOperator:
     """One operator process with webhooks on 127.0.0.1, started and stopped by the benchmark."""
 
@@ -87,13 +99,7 @@ class WebhookOperator:
         self.metrics_port = free_port()
         self.log_path = workdir / "operator.log"
         self.cert_dir = workdir / "webhook-certs"
-        ca = new_authority("bench-conversion-ca", datetime.timedelta(days=1))
-        cert = serving_certificate(ca, ["localhost"], ["127.0.0.1"])
-        self.cert_dir.mkdir(parents=True, exist_ok=True)
-        (self.cert_dir / "tls.crt").write_bytes(cert.cert_pem)
-        (self.cert_dir / "tls.key").write_bytes(cert.key_pem)
-        (self.cert_dir / "ca.crt").write_bytes(ca.cert_pem)
-        self.ca_pem = ca.cert_pem
+        self.ca_pem = write_certificates(self.cert_dir)
         self.proc: asyncio.subprocess.Process | None = None
 
     @property

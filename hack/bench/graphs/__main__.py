@@ -20,6 +20,12 @@ plan's loading left out) is `floor_cpu_seconds`, and the operator's CPU over it
 in count, kind or success, or it watched other resources. The machine's speed is measured in
 the same run (`hack.bench.calibration`), and CPU per graph is also given in multiples of it.
 The last line printed is one JSON object with the figures.
+
+With `--v1alpha1-watcher` (`hack.bench.graphs.v1alpha1_watcher`), each run's operator is also
+the conversion webhook of our CRDs, and each size runs twice per repeat, in alternating order:
+with no other reader, and with a user holding a v1alpha1 LIST and WATCH of all graphs; the
+figures are the operator's CPU per graph in each, the share the user adds, and the conversion
+reviews the operator served (no floor in this mode).
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +60,7 @@ from hack.processes import cpu_seconds, free_port, peak_rss_mib
 from .graph import DCDS_PLURAL, DGDS, GROUP, NOT_CHILDREN, VERSION, graph, minimum_writes, nodes_for
 from .recording import Recorder, plan
 from .status_watch import StatusWatch
+from .v1alpha1_watcher import OperatorWebhook, V1alpha1Watcher, compared, conversion_reviews
 
 ROOT = Path(__file__).resolve().parents[3]
 CRDS = Resource("apiextensions.k8s.io", "v1", "customresourcedefinitions",
@@ -89,6 +96,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                              " CPU and memory are their medians")
     parser.add_argument("--no-floor", dest="floor", action="store_false",
                         help="skip the floor (no floor_* figures)")
+    parser.add_argument("--v1alpha1-watcher", action="store_true",
+                        help="the operator serves the CRDs' conversion webhook; per size and"
+                             " repeat, one run with no other reader and one with a user's"
+                             " v1alpha1 LIST + WATCH of all graphs, in alternating order;"
+                             " reports the CPU the user adds (no floor)")
     parser.add_argument("--profile", type=Path, default=None,
                         help="run the operator under cProfile, writing DIR/graphs-N.prof")
     args = parser.parse_args(argv)
@@ -166,10 +178,10 @@ def writes_only(counts: Counter[str], keep: bool) -> int:
                if (key.split(" ", 1)[1] not in NOT_CHILDREN) == keep)
 
 
-async def seed(kubeconfig: Path, count: int) -> None:
+async def seed(kubeconfig: Path, count: int, crds: list[dict[str, Any]] | None = None) -> None:
     client = await KubeClient.connect(kubeconfig, ClientConfig(qps=None, user_agent=SETUP_AGENT))
     try:
-        for crd in our_crds():
+        for crd in our_crds() if crds is None else crds:
             await client.create(CRDS, crd)
         await client.create(NAMESPACES, {"metadata": {"name": NAMESPACE}})
         await asyncio.sleep(0.2)  # CRDs become Established
@@ -203,7 +215,8 @@ async def reconciles(metrics_port: int) -> dict[str, float]:
 
 
 def operator_command(args: argparse.Namespace, kubeconfig: Path, size: int,
-                     metrics_port: int | None = None) -> list[str]:
+                     metrics_port: int | None = None,
+                     webhook: OperatorWebhook | None = None) -> list[str]:
     python = [sys.executable]
     if args.profile is not None:
         args.profile.mkdir(parents=True, exist_ok=True)
@@ -215,7 +228,7 @@ def operator_command(args: argparse.Namespace, kubeconfig: Path, size: int,
             "--metrics-bind-address", f"127.0.0.1:{metrics_port or free_port()}",
             "--metrics-secure=false",
             "--max-concurrent-reconciles", str(args.workers),
-            "--kube-api-qps", str(args.qps)]
+            "--kube-api-qps", str(args.qps), *(webhook.flags() if webhook else [])]
 
 
 def fresh_cluster(size: int) -> LocalCluster:
@@ -233,15 +246,18 @@ def uids_of(cluster: LocalCluster, resources: set[str]) -> dict[str, tuple[str, 
     return out
 
 
-async def run_size(args: argparse.Namespace, size: int,
-                   workdir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The operator's figures for one size, and the floor's plan made from its requests."""
+async def run_size(args: argparse.Namespace, size: int, workdir: Path,
+                   webhook: OperatorWebhook | None = None,
+                   v1alpha1_watcher: bool = False) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The operator's figures for one size, and the floor's plan made from its requests.
+    With `webhook`, the operator is also our CRDs' conversion webhook; with
+    `v1alpha1_watcher`, a user lists and watches the graphs in v1alpha1 meanwhile."""
     cluster = fresh_cluster(size)
     recorder = Recorder(cluster, f"({RUN_POD})")
     await cluster.start()
     try:
         kubeconfig = cluster.write_kubeconfig(workdir / f"kubeconfig-{size}")
-        await seed(kubeconfig, size)
+        await seed(kubeconfig, size, webhook.crds() if webhook else None)
         watcher = await KubeClient.connect(kubeconfig,
                                            ClientConfig(qps=None, user_agent=SETUP_AGENT))
         statuses = StatusWatch(watcher, NAMESPACE, [DGDS, DCDS])
@@ -254,16 +270,37 @@ async def run_size(args: argparse.Namespace, size: int,
         server_cpu_before = cpu_seconds(os.getpid())
         with log_path.open("wb") as log:
             proc = await asyncio.create_subprocess_exec(
-                *operator_command(args, kubeconfig, size, metrics_port), stdout=log,
+                *operator_command(args, kubeconfig, size, metrics_port, webhook), stdout=log,
                 stderr=asyncio.subprocess.STDOUT, env={**env, "PYTHONUNBUFFERED": "1"})
+        user = V1alpha1Watcher(watcher, NAMESPACE) if v1alpha1_watcher else None
+
+        async def at_ready() -> dict[str, Any]:
+            """The conversion figures when every graph is Ready (with a webhook)."""
+            if webhook is None:
+                return {}
+            if user is not None and user.failure() is not None:
+                raise RuntimeError(f"the v1alpha1 watcher failed: {user.failure()!r}")
+            reviews = await conversion_reviews(metrics_port)
+            return {"v1alpha1_watcher": user is not None,
+                    "conversion_reviews": reviews["success"],
+                    "conversion_review_failures": reviews["failure"],
+                    "watcher_listed": user.listed if user else 0,
+                    "watcher_events": user.events if user else 0,
+                    "watcher_other_versions": user.other_versions if user else 0,
+                    "watcher_list_seconds": user.list_seconds if user else 0.0}
         try:
+            if user is not None:
+                await user.start()
             result = await measure(args, cluster, proc, size, started, log_path,
-                                   server_cpu_before, statuses, metrics_port, recorder)
+                                   server_cpu_before, statuses, metrics_port, recorder,
+                                   at_ready)
             written = created_resources(cluster) | {f"{DGDS.plural}.{GROUP}"}
             graphs = [f"g{i:05d}" for i in range(size)]
             return result, plan(recorder.records, graphs, uids_of(cluster, written),
                                 json.loads)
         finally:
+            if user is not None:
+                await user.stop()
             await statuses.stop()
             await watcher.close()
             if proc.returncode is None:
@@ -281,7 +318,9 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
                   proc: asyncio.subprocess.Process, size: int, started: float,
                   log_path: Path, server_cpu_before: float,
                   statuses: StatusWatch, metrics_port: int,
-                  recorder: Recorder) -> dict[str, Any]:
+                  recorder: Recorder,
+                  at_ready: Callable[[], Awaitable[dict[str, Any]]] | None = None
+                  ) -> dict[str, Any]:
     ready = 0
     while ready < size:
         if proc.returncode is not None:
@@ -294,6 +333,7 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
     seconds = time.monotonic() - started
     operator_cpu = cpu_seconds(proc.pid)
     server_cpu = cpu_seconds(os.getpid()) - server_cpu_before
+    extra = await at_ready() if at_ready is not None else {}
     recorder.stop()  # the floor's plan: what the operator did for that CPU
     watched_to_ready = cluster.stats.watch_sent(user_agent=f"({RUN_POD})")
     await asyncio.sleep(args.settle)
@@ -344,6 +384,7 @@ async def measure(args: argparse.Namespace, cluster: LocalCluster,
             r: [round(w.events / size, 2), round(w.bytes / 1024 / size, 1)]
             for r, w in sorted(watched.items()) if w.events},
         "steady_breakdown": {k: v for k, v in sorted(steady.items()) if v},
+        **extra,
     }
     print(f"N={size}: {json.dumps(result)}", file=sys.stderr)
     # Every Ready graph was built by writes we must have counted.
@@ -540,10 +581,33 @@ def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
     return result
 
 
+async def watcher_pairs(args: argparse.Namespace, size: int, workdir: Path,
+                        cal: dict[str, Any]) -> dict[str, Any]:
+    """One size with and without a v1alpha1 watcher, `--repeat` times each, alternating which
+    runs first, the operator being the conversion webhook in both."""
+    alone: list[dict[str, Any]] = []
+    watched: list[dict[str, Any]] = []
+    order = 0
+    for repeat in range(max(1, args.repeat)):
+        for with_watcher in ((False, True) if repeat % 2 == 0 else (True, False)):
+            webhook = OperatorWebhook(workdir / f"webhook-certs-{size}-{order}")
+            result, _ = await run_size(args, size, workdir, webhook, with_watcher)
+            result["order"] = order
+            order += 1
+            (watched if with_watcher else alone).append(result)
+    return compared(size, alone, watched, cal)
+
+
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     cal = calibration.measure()
     check(calibration.problems(cal))
     workdir = Path(tempfile.mkdtemp(prefix="bench-graphs-"))
+    if args.v1alpha1_watcher:
+        pairs = [await watcher_pairs(args, size, workdir, cal) for size in args.size_list]
+        for pair in pairs:
+            print(f"N={pair['graphs']} v1alpha1 watcher: {json.dumps(pair)}", file=sys.stderr)
+        return {"workers": args.workers, "qps": args.qps or None,
+                "mode": "v1alpha1-watcher", **cal, "results": pairs}
     results = []
     for size in args.size_list:
         runs = []
