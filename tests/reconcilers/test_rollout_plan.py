@@ -251,3 +251,17 @@ def test_a_worker_scaled_to_zero_still_has_its_dcd() -> None:
     step = plan_step(states, "bbbb")
     assert [(d.generation, d.replicas) for d in step.plan.dcds["worker"]] == [("bbbb", 0)]
     assert not step.rolling
+
+
+@settings(max_examples=100, deadline=None)
+@given(replicas=st.integers(1, 8), surge=_percent, unavailable=_percent,
+       seed=st.integers(0, 10_000))
+def test_an_aggregated_rollout_keeps_the_same_budgets(replicas: int, surge: int | str,
+                                                      unavailable: int | str,
+                                                      seed: int) -> None:
+    """One worker type: the capacity is its ready share, under the same floor and surge."""
+    cluster = _Cluster({"worker": replicas}, {"worker": budget(replicas, surge, unavailable)},
+                       "aaaa", seed)
+    assert _roll(cluster, [(0, "bbbb")]) == "bbbb"
+    assert set(cluster.pods["worker"]) == {"bbbb"}
+    assert cluster.replicas["worker"] == {"bbbb": replicas}
