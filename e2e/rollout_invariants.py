@@ -16,6 +16,8 @@ turns it into an `Observation`:
   nowhere;
 - **isolation violations**: worker pods registered in a Dynamo namespace that is not theirs,
   as the simulated frontend judges them (`generations.frontend_view`'s `misplaced`);
+- **Ready beside old pods** (`ready_beside_old_pods`, over a series): the graph's current
+  status Ready while two generations hold pods, which a rollout must never report;
 - **breaches**: the capacity below `capacity_floor` (1 - maxUnavailable, the tightest
   component), a surge above a component's `maxSurge`, more than two generations holding pods,
   and any isolation violation.
@@ -97,6 +99,8 @@ class Observation:
     phase: str | None
     ready_condition: str | None
     breaches: tuple[str, ...] = field(default=())
+    #: The graph's status has observed its spec (observedGeneration is its generation).
+    observed: bool = True
 
 
 # --- budgets --------------------------------------------------------------------------------
@@ -249,6 +253,21 @@ def ready_condition(graph: Json | None) -> str | None:
     return None
 
 
+def ready_beside_old_pods(observations: Iterable[Observation]) -> int:
+    """Samples in which the graph's status, having observed its spec, was Ready while two
+    generations held worker pods, each counted only when the sample before it showed the
+    same: one sample's two reads run at once, so its pods may predate the last old pod's end
+    that its graph already reflects. (A status not yet observing a change is stale, not
+    wrong: the new generation's pods may come before it.)"""
+    count, before = 0, False
+    for seen in observations:
+        now = (seen.observed and seen.ready_condition == "True"
+               and len(seen.generations) > 1)
+        count += int(now and before)
+        before = now
+    return count
+
+
 def observe(sample: Sample) -> Observation:
     """The invariants' values for one sample and their breaches (see the module)."""
     pods = list(sample.pods)
@@ -271,4 +290,10 @@ def observe(sample: Sample) -> Observation:
     return Observation(ready=ready_by_generation(pods), capacity=capacity, floor=floor,
                        surge=over, generations=generations, violations=violations,
                        phase=rollout_phase(sample.graph),
-                       ready_condition=ready_condition(sample.graph), breaches=tuple(breaches))
+                       ready_condition=ready_condition(sample.graph), breaches=tuple(breaches),
+                       observed=_observed(sample.graph))
+
+
+def _observed(graph: Json | None) -> bool:
+    meta, status = (graph or {}).get("metadata") or {}, (graph or {}).get("status") or {}
+    return status.get("observedGeneration") == meta.get("generation")

@@ -35,6 +35,7 @@ from e2e.rollout_invariants import (
     desired_replicas,
     graph_budgets,
     observe,
+    ready_beside_old_pods,
 )
 from hack.localcluster.simulation.generations import GRAPH_LABEL
 from reconcilers.machinery.resources import GRAPH_DEPLOYMENTS, PODS
@@ -77,6 +78,8 @@ class Report:
     #: The rollingUpdate phases and Ready statuses seen, in order, repeats folded.
     phases: tuple[str | None, ...]
     ready_conditions: tuple[str | None, ...]
+    #: Samples of the graph Ready while two generations held pods (`ready_beside_old_pods`).
+    ready_beside_old_pods: int = 0
 
 
 class RolloutSampler:
@@ -190,7 +193,8 @@ class RolloutSampler:
             violations=tuple(violations.values()),
             breaches=tuple((t, text) for text, t in breaches.items()),
             phases=_folded(p.observation.phase for p in self.series),
-            ready_conditions=_folded(p.observation.ready_condition for p in self.series))
+            ready_conditions=_folded(p.observation.ready_condition for p in self.series),
+            ready_beside_old_pods=ready_beside_old_pods(p.observation for p in self.series))
 
 
 def _transient(err: BaseException) -> bool:

@@ -59,6 +59,7 @@ def _assert_invariants(report: Report, series: Any = ()) -> None:
     assert not report.violations, report.violations[:5]
     assert report.min_capacity >= 1.0 - 1e-9, report  # 2 replicas at 25%: nothing unavailable
     assert report.max_generations <= 2, report
+    assert report.ready_beside_old_pods == 0, report  # Ready only once the old pods are gone
 
 
 async def test_an_image_change_rolls_prefill_and_decode_together(

@@ -14,6 +14,7 @@ from rollout_pods_support import BASE, A, B, frontend, pod
 from e2e.rollout_invariants import (
     LEGACY,
     Budget,
+    Observation,
     Sample,
     capacity_floor,
     desired_replicas,
@@ -21,6 +22,7 @@ from e2e.rollout_invariants import (
     graph_budgets,
     isolation_violations,
     observe,
+    ready_beside_old_pods,
     ready_by_generation,
     resolve_budget,
     serving_capacity,
@@ -180,3 +182,18 @@ def test_capacity_and_surge_properties(states: list[tuple[str, str | None, bool,
     whole = [pod(f"{c}{i}", c, A) for c, n in desired.items() for i in range(n)]
     assert serving_capacity(whole, desired) == 1.0
     assert set(surge(whole, desired).values()) == {0}
+
+
+def test_ready_beside_old_pods_counts_only_what_two_samples_in_a_row_show() -> None:
+    def seen(ready: str, *generations: str, observed: bool = True) -> Observation:
+        return Observation(ready={}, capacity=1.0, floor=1.0, surge={},
+                           generations=generations, violations=(), phase=None,
+                           ready_condition=ready, observed=observed)
+    one_sample = [seen("True", A), seen("True", A, B), seen("True", B)]
+    assert ready_beside_old_pods(one_sample) == 0  # its reads straddled the last old pod's end
+    rolling = [seen("False", A, B), seen("True", A, B), seen("True", A, B), seen("True", A, B)]
+    assert ready_beside_old_pods(rolling) == 2
+    stale = [seen("True", A, B, observed=False)] * 3  # the change not observed yet
+    assert ready_beside_old_pods(stale) == 0
+    graph = {"metadata": {"generation": 2}, "status": {"observedGeneration": 1}}
+    assert not observe(Sample(graph, [], {}, {})).observed
