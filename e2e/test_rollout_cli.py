@@ -11,6 +11,9 @@ from typing import Any
 
 from e2e_support import DGD, OPERATOR, Env, OperatorProcess, disaggregated_graph, eventually
 
+from controller.client import KubeClient
+from e2e.rollout_sampler import RolloutSampler
+
 GRAPH = "cli"
 IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1"
 WORKERS = ("VllmDecodeWorker", "VllmPrefillWorker")
@@ -137,7 +140,8 @@ async def workers_image(env: Env) -> set[str]:
             for w in WORKERS}
 
 
-async def test_rollout_status_history_and_undo(env: Env, operator: OperatorProcess) -> None:
+async def test_rollout_status_history_and_undo(env: Env, operator: OperatorProcess,
+                                               kube: KubeClient) -> None:
     manifest = graph()
     manifest["metadata"]["annotations"] = {"kubernetes.io/change-cause": "first"}
     await env.k("apply", "-f", "-", stdin=json.dumps(manifest))
@@ -161,13 +165,19 @@ async def test_rollout_status_history_and_undo(env: Env, operator: OperatorProce
     code, out, _ = await cli(env, "rollout", "history", "--revision", "1", f"dgd/{GRAPH}")
     assert code == 0 and "image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1" in out, out
 
-    # Undo: the previous revision's workers are written back into the graph's spec.
-    code, out, err = await cli(env, "rollout", "undo", f"dgd/{GRAPH}")
-    assert code == 0 and "rolled back to revision 1" in out, (out, err)
-    assert await workers_image(env) == {IMAGE}
-    code, out, err = await cli(env, "rollout", "status", "-w", "--timeout", "120",
-                               f"dgd/{GRAPH}")
-    assert code == 0, (out, err)
+    # Undo: the previous revision's workers are written back into the graph's spec, and the
+    # rollout back keeps the budgets, sampled every 100 ms.
+    async with RolloutSampler(kube, env.namespace, GRAPH) as sampler:
+        code, out, err = await cli(env, "rollout", "undo", f"dgd/{GRAPH}")
+        assert code == 0 and "rolled back to revision 1" in out, (out, err)
+        assert await workers_image(env) == {IMAGE}
+        code, out, err = await cli(env, "rollout", "status", "-w", "--timeout", "120",
+                                   f"dgd/{GRAPH}")
+        assert code == 0, (out, err)
+    report = sampler.report()
+    assert report.samples and not report.breaches and not report.violations, report
+    assert report.min_capacity >= 1.0 - 1e-9 and report.max_generations <= 2, report
+    assert report.ready_beside_old_pods == 0, report
     code, out, _ = await cli(env, "rollout", "history", f"dgd/{GRAPH}")
     assert [line.split()[:3] for line in out.splitlines()[2:]] == [
         ["2", rows[2][1], "bump"], ["3", rows[1][1], "first"]], out

@@ -10,7 +10,8 @@ isolation, and the `status.rollingUpdate` phases):
 - `nvidia.com/deployment-strategy: Recreate`: old pods gone before new ones start, and a
   Normal event says so;
 - a surge that cannot fit (the cluster's GPUs filled): the old generation keeps serving and
-  nothing of it is removed, until GPUs are freed.
+  nothing of it is removed, until GPUs are freed; past a short progress deadline, `Failed`
+  names the unschedulable pods.
 
 The simulated cluster has 2 nodes x 4 GPUs (8 in all): the graph takes 4, a rollout at most 6,
 and the last scenario fills the other 4. The crash loop is the simulation's
@@ -124,6 +125,7 @@ def _assert_invariants(report: Report, *, capacity: bool = True) -> None:
     if capacity:
         assert report.min_capacity >= 1.0 - 1e-9, report  # 2 replicas at 25%: none unavailable
     assert report.max_generations <= 2, report
+    assert report.ready_beside_old_pods == 0, report  # Ready only once the old pods are gone
 
 
 async def _one_generation_left(env: Env) -> str:
@@ -345,3 +347,28 @@ async def test_e_a_surge_that_cannot_fit_removes_nothing_until_gpus_free(
                [p.ready.get(g, {}) for g in first] == [dict.fromkeys(WORKERS, 2)]
                for p in held[-50:]), [p.ready for p in held[-50:]][:3]
     assert await _one_generation_left(env) not in first
+
+
+async def test_e_a_surge_that_cannot_fit_past_its_deadline_fails_naming_the_cause(
+        env: Env, operator: OperatorProcess, kube: KubeClient, needs_local: LocalCluster) -> None:
+    """Unschedulable surge pods are the cause a Failed rollout names; the old generation keeps
+    serving whole."""
+    await _create(env, _graph(annotations={ANNOTATION_ROLLOUT_PROGRESS_DEADLINE: "5s"}))
+    first = _hashes(await _worker_dcds(env))
+    await env.k("apply", "-f", "-", stdin=json.dumps(_filler(GPUS - 2 * len(WORKERS))))
+    await env.k("rollout", "status", "deploy/gpu-filler", "--timeout=60s")
+    async with RolloutSampler(kube, env.namespace, GRAPH) as sampler:
+        await _set_workers(env, NEW)
+
+        async def failed_unschedulable() -> dict[str, Any] | None:
+            phase, ready = await _status(env, kube)
+            return ready if phase == "Failed" and "unschedulable" in ready["message"] else None
+        ready = await eventually(failed_unschedulable, within=60,
+                                 what="the rollout to fail on unschedulable pods")
+        assert ready["status"] == "False" and ready["reason"] == "rollout_failed", ready
+        await asyncio.sleep(2)
+        held = sampler.series[-1]
+        assert [held.ready.get(g, {}) for g in first] == [dict.fromkeys(WORKERS, 2)], held.ready
+    _assert_invariants(sampler.report())
+    assert all(d["spec"]["replicas"] == 2 for d in await _worker_dcds(env)
+               if _hashes([d]) <= first)
