@@ -13,14 +13,20 @@ import cProfile
 import sys
 from pathlib import Path
 
-from controller.client import ClientConfig
-from controller.errors import Conflict, NotFound
-from controller.manager import Manager, ManagerConfig
-from controller.reconcile import Request
-from controller.resource import CONFIG_MAPS, Resource
-from controller.signals import stop_on_signals
+from controller import lean_imports
 
-from .common import GROUP, KIND, PLURAL, VERSION, child_config_map
+# As the operator's entry point does (`reconcilers.operator.cli`): kubernetes_asyncio's
+# transport without its generated client, installed before anything imports the package.
+lean_imports.install()
+
+from controller.client import ClientConfig  # noqa: E402
+from controller.errors import Conflict, NotFound  # noqa: E402
+from controller.manager import Manager, ManagerConfig  # noqa: E402
+from controller.reconcile import Request  # noqa: E402
+from controller.resource import CONFIG_MAPS, Resource  # noqa: E402
+from controller.signals import stop_on_signals  # noqa: E402
+
+from .common import GROUP, KIND, PLURAL, VERSION, child_config_map  # noqa: E402
 
 WIDGETS = Resource(GROUP, VERSION, PLURAL, KIND)
 
