@@ -77,6 +77,7 @@ def _run(order: int, watcher: bool, **figures: float) -> dict[str, object]:
             "operator_cpu_seconds_to_ready": 1.0, "seconds_to_ready": 3.0,
             "conversion_reviews": 0.0, "conversion_review_failures": 0.0,
             "watcher_listed": 2 if watcher else 0, "watcher_events": 2 if watcher else 0,
+            "watcher_relists": 0, "watcher_relisted": 0,
             "watcher_other_versions": 0, "watcher_list_seconds": 0.01, **figures}
 
 

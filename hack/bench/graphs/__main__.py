@@ -285,6 +285,8 @@ async def run_size(args: argparse.Namespace, size: int, workdir: Path,
                     "conversion_reviews": reviews["success"],
                     "conversion_review_failures": reviews["failure"],
                     "watcher_listed": user.listed if user else 0,
+                    "watcher_relists": user.relists if user else 0,
+                    "watcher_relisted": user.relisted if user else 0,
                     "watcher_events": user.events if user else 0,
                     "watcher_other_versions": user.other_versions if user else 0,
                     "watcher_list_seconds": user.list_seconds if user else 0.0}
