@@ -36,6 +36,8 @@ from backends.constants import (
     ANNOTATION_MAX_UNAVAILABLE,
     ANNOTATION_ROLLOUT_PROGRESS_DEADLINE,
 )
+from backends.hub_graph import hub_graph
+from backends.worker_revisions import history_limit, revision_name
 from controller.client import KubeClient
 from e2e.rollout_sampler import Report, RolloutSampler
 from hack.localcluster.server import LocalCluster
@@ -130,7 +132,8 @@ def _assert_invariants(report: Report, *, capacity: bool = True) -> None:
 
 async def _one_generation_left(env: Env) -> str:
     """Exactly one generation's worker DCDs, Deployments, ReplicaSets and pods (waiting for
-    garbage collection); its hash."""
+    garbage collection), and no more ControllerRevisions owned by the graph than its history
+    limit, the current generation's `<graph>-<hash>` among them; its hash."""
     dcds = await _worker_dcds(env)
     assert len(dcds) == len(WORKERS), [d["metadata"]["name"] for d in dcds]
     [generation] = _hashes(dcds)
@@ -148,7 +151,21 @@ async def _one_generation_left(env: Env) -> str:
         return (deployments == names and owners == names
                 and {p["metadata"]["labels"][WORKER_HASH_LABEL] for p in pods} == {generation})
     await eventually(nothing_else, within=30, what="only the last generation's objects")
+    await _revisions_within_history(env, generation)
     return generation
+
+
+async def _revisions_within_history(env: Env, generation: str) -> None:
+    """The ControllerRevisions the graph owns number at most its history limit
+    (`nvidia.com/revision-history-limit`, default 10), and one is the current generation's."""
+    live = await env.get(DGD, GRAPH)
+    limit = history_limit(hub_graph(live))
+    owned = sorted(r["metadata"]["name"] for r in (await env.get("controllerrevisions"))["items"]
+                   if not r["metadata"].get("deletionTimestamp")
+                   and any(o.get("uid") == live["metadata"]["uid"]
+                           for o in r["metadata"].get("ownerReferences") or []))
+    assert len(owned) <= limit, (limit, owned)
+    assert revision_name(GRAPH, generation) in owned, (generation, owned)
 
 
 # --- (a) kubectl replace ----------------------------------------------------------------------
