@@ -23,3 +23,10 @@ def test_cache_sizes_prints_json() -> None:
     assert pods["objects"] == 6
     # Held without their spec and compacted: smaller than with managedFields stripped only.
     assert 0 < pods["kib_per_object_cached"] < pods["kib_per_object_stripped"]
+    # What the reconcilers keep per generation beside the cache, per graph and per DCD.
+    derived = result["kinds"]["dynamographdeployments.nvidia.com"]["kib_per_object_derived"]
+    assert set(derived) == {"validated", "graph_of", "inputs_of"}
+    assert all(kib > 0 for kib in derived.values())
+    dcd = result["kinds"]["dynamocomponentdeployments.nvidia.com"]["kib_per_object_derived"]
+    assert set(dcd) == {"validated", "component_of"} and all(kib > 0 for kib in dcd.values())
+    assert result["kinds"]["controllerrevisions.apps"]["objects"] == 2
