@@ -10,7 +10,11 @@ its webhooks. It migrates the stored objects (`controller.storage_migration`), s
 graph and DCD reads the same in v1alpha1, and reads in v1beta1 too); no child is rewritten
 (the Deployments and Services keep their resourceVersions, the pods their uids, the DCDs their
 spec, generation and hash: their only write is the migration's, once); and the graphs stay
-Ready.
+Ready. The old operator predates worker generations, so its worker DCDs keep their legacy
+names (`<graph>-<component>`) through the upgrade; the disaggregated graph's next real change
+(a worker's new image) then rolls them to a worker generation (issue #28 item 1): the worker
+DCDs are `<graph>-<component>-<hash>` with the worker-hash label and the new image, and the
+legacy DCDs, their Deployments and their pods are gone.
 
 Needs helm (`make venv`) and git (the old operator's code); skipped on a real cluster.
 """
@@ -28,9 +32,19 @@ from typing import Any
 
 import pytest
 import yaml
-from e2e_support import EXAMPLES, ROOT, Env, OperatorProcess, eventually
+from e2e_support import (
+    EXAMPLES,
+    ROOT,
+    WORKER_HASH_LABEL,
+    Env,
+    OperatorProcess,
+    component_selector,
+    eventually,
+    worker_dcd,
+)
 from old_operator_support import git, operator_tree
 
+from backends.worker_generation import worker_dcd_name
 from hack.localcluster.simulation import SimulationConfig
 from hack.localcluster.testing import Kubectl, running_cluster
 from hack.processes import free_port
@@ -46,6 +60,11 @@ DGD_BETA = "dynamographdeployments.v1beta1.nvidia.com"
 DCD_ALPHA = "dynamocomponentdeployments.v1alpha1.nvidia.com"
 DCD_BETA = "dynamocomponentdeployments.v1beta1.nvidia.com"
 HASH = "nvidia.com/last-applied-hash"
+#: The disaggregated graph, its rolled workers, and the image its next change gives one of them.
+DISAGG = "vllm-disagg"
+WORKERS = ("VllmDecodeWorker", "VllmPrefillWorker")
+OLD_IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1"
+NEW_IMAGE = "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0"
 
 pytestmark = [
     pytest.mark.skipif(not HELM.exists(), reason="helm is not installed (make venv)"),
@@ -131,6 +150,59 @@ def without_status_and_rv(obj: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in obj.items() if k != "status"}, "metadata": meta}
 
 
+async def rolls_legacy_workers_to_a_generation(env: Env) -> None:
+    """The disaggregated graph's legacy worker DCDs (adopted as they are) roll to a worker
+    generation on a worker's new image: afterwards each worker has one DCD
+    `<graph>-<component>-<hash>` with the worker-hash label (`worker_dcd`), the decode
+    worker's with the new image and the prefill worker's with its old one (the hash covers
+    every worker, so both roll), and the legacy DCDs, their Deployments and pods are gone."""
+    legacy = {w: worker_dcd_name(DISAGG, w, "") for w in WORKERS}
+    assert set(legacy.values()) <= set(await objects(env, DCD_ALPHA)), "no legacy worker DCD"
+    old_deployments: set[str] = set()
+    old_pods: set[str] = set()
+    for service in WORKERS:
+        selector = component_selector(DISAGG, service)
+        old_deployments |= {d["metadata"]["name"] for d in
+                            (await env.get("deployments", selector=selector))["items"]}
+        pods = (await env.get("pods", selector=selector))["items"]
+        assert all(WORKER_HASH_LABEL not in (p["metadata"].get("labels") or {})
+                   for p in pods), "the old operator's pods carry a worker hash"
+        old_pods |= {p["metadata"]["uid"] for p in pods}
+    assert old_deployments == set(legacy.values()) and len(old_pods) == len(WORKERS)
+
+    patch = {"spec": {"services": {WORKERS[0]: {
+        "extraPodSpec": {"mainContainer": {"image": NEW_IMAGE}}}}}}
+    await env.k("patch", DGD_ALPHA, DISAGG, "--type=merge", "-p", json.dumps(patch))
+    observed: dict[str, Any] = {}
+
+    async def completed() -> bool:
+        nonlocal observed
+        graph = json.loads(await env.k("get", DGD_ALPHA, DISAGG, "-o", "json"))
+        observed = graph.get("status") or {}
+        return (observed.get("observedGeneration") == graph["metadata"]["generation"]
+                and (observed.get("rollingUpdate") or {}).get("phase") == "Completed")
+    try:
+        await eventually(completed, within=120, what="the rollout from the legacy workers")
+    except AssertionError as err:
+        raise AssertionError(f"{err}; status: {observed}") from None
+
+    dcds = await objects(env, DCD_ALPHA)
+    for service, image in zip(WORKERS, (NEW_IMAGE, OLD_IMAGE), strict=True):
+        name = await worker_dcd(env, DISAGG, service, within=60)
+        assert name.startswith(legacy[service] + "-"), name
+        dcd = dcds.get(name) or json.loads(await env.k("get", DCD_ALPHA, name, "-o", "json"))
+        assert dcd["spec"]["extraPodSpec"]["mainContainer"]["image"] == image, (name, image)
+
+    async def legacy_gone() -> bool:
+        dcd_names = set(await objects(env, DCD_ALPHA))
+        deployments = set(await objects(env, "deployments"))
+        uids = {p["metadata"]["uid"] for p in (await objects(env, "pods")).values()}
+        return (not dcd_names & set(legacy.values()) and not deployments & old_deployments
+                and not uids & old_pods)
+    await eventually(legacy_gone, within=60, what="the legacy DCDs, Deployments and pods gone")
+    await env.k("wait", "--for=condition=Ready", f"{DGD_ALPHA}/{DISAGG}", "--timeout=60s")
+
+
 async def test_an_upgrade_migrates_storage_and_rewrites_no_child(bare_env: Env) -> None:
     env = bare_env
     await helm(env, "install", "dynamo-crds", str(old_chart(env.tmp)), "--wait")
@@ -203,6 +275,10 @@ async def test_an_upgrade_migrates_storage_and_rewrites_no_child(bare_env: Env) 
         assert children(await objects(env, "services")) == services_before
         assert {n: p["metadata"]["uid"] for n, p in (await objects(env, "pods")).items()} \
             == pods_before
+        assert new.running, new.tail()
+
+        # The next real change to the workers rolls the legacy DCDs to a worker generation.
+        await rolls_legacy_workers_to_a_generation(env)
         assert new.running, new.tail()
     finally:
         if old.returncode is None:
