@@ -138,10 +138,12 @@ async def run(count: int) -> dict[str, Any]:
                     break
                 await asyncio.sleep(0.5)
             await asyncio.sleep(1.0)
-            rows = sizes(cluster)
             ready = graphs.ready_count(cluster)
-            result = {"graphs": count, "ready": ready,
-                      "operator_peak_rss_mib": round(peak_rss_mib(proc.pid), 1),
+            # Read before measuring: the measure holds this process's event loop (the API
+            # server's) long enough at large N for the operator to lose its lease and exit.
+            rss = round(peak_rss_mib(proc.pid), 1)
+            rows = sizes(cluster)
+            result = {"graphs": count, "ready": ready, "operator_peak_rss_mib": rss,
                       "kinds": rows}
         finally:
             proc.terminate()
