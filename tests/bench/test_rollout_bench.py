@@ -38,7 +38,11 @@ def test_rollout_bench_prints_json_and_a_chart(tmp_path: Path) -> None:
     assert writes["create dynamocomponentdeployments.nvidia.com"] == 2
     assert writes["delete dynamocomponentdeployments.nvidia.com"] == 2
     assert last["phases_of_first_graph"][-3:] == ["Pending", "InProgress", "Completed"]
-    assert last["sampler"]["ticks"] > 10 and last["calibration_seconds"] > 0
+    # Every change of every pod was judged, from watches that lost nothing.
+    sampler = last["sampler"]
+    assert sampler["mode"] == "watch" and sampler["gaps"] == []
+    assert sampler["events"]["pods"] > 10 and last["samples_per_graph_min"] > 10
+    assert last["calibration_seconds"] > 0
     assert chart.read_bytes().startswith(b"\x89PNG")
     peer = last["peer"]
     assert peer is not None, last["peer_reason"]
@@ -54,7 +58,7 @@ def _result(**changes: Any) -> dict[str, Any]:
             "rollout_seconds_min": 5.0, "writes_per_graph_per_rollout": 30.0,
             "samples_below_floor": 0, "min_capacity": 1.0, "capacity_floor": 1.0,
             "max_generations": 2, "isolation_violations": 0, "breaches": 0,
-            "breach_examples": []}
+            "breach_examples": [], "sampler": {"gaps": []}}
     return {**base, **changes}
 
 
@@ -63,8 +67,11 @@ def test_impossible_or_broken_figures_fail_the_run() -> None:
     for changes in ({"rollout_seconds_min": 0.0}, {"rollouts_done": 1},
                     {"writes_per_graph_per_rollout": 1.0}, {"samples_below_floor": 3},
                     {"max_generations": 3}, {"isolation_violations": 1},
-                    {"breaches": 1, "breach_examples": ["x: surge 2 above 1"]}):
+                    {"breaches": 1, "breach_examples": ["x: surge 2 above 1"]},
+                    {"sampler": {"gaps": ["pods watch: 410 too old"]}}):
         assert [p for p in problems(_result(**changes), "ours") if p], changes
     # The peer's breaches are its result; only impossible figures fail it.
     assert not [p for p in problems(_result(breaches=2, samples_below_floor=1), "peer") if p]
     assert [p for p in problems(_result(rollout_seconds_min=-1.0), "peer") if p]
+    # A sampler that lost events may have missed a breach: the peer's run fails too.
+    assert [p for p in problems(_result(sampler={"gaps": ["x"]}), "peer") if p]

@@ -3,12 +3,14 @@
 A fresh local cluster (simulation on, roomy nodes) runs in this process; N disaggregated graphs
 (two decode and two prefill workers, ready 2 s after they run, 1 s to stop) are created and
 the `dynamo-operator` process makes them Ready; then every graph's worker image changes at
-once, and a shared sampler (`sampler.SharedSampler`, two LISTs per 100 ms tick for all graphs)
-follows each graph until it is done. The same is then run, on a fresh cluster, by the peer:
-the operator of before worker generations (`peer`), since ours has no switch that turns the
-rollout logic off. The machine's speed is measured in the same run (`hack.bench.calibration`).
-The chart of the first graph's rollout is written to --chart. The last line printed is one JSON
-object; the run fails (exit 1) on impossible figures or a broken invariant of ours.
+once, and one sampler (`sampler.WatchSampler`: a watch of the pods and one of the graphs,
+every change judged) follows each graph until it is done. The same is then run, on a fresh
+cluster, by the peer: the operator of before worker generations (`peer`), since ours has no
+switch that turns the rollout logic off. The machine's speed is measured in the same run
+(`hack.bench.calibration`). The chart of the first graph's rollout is written to --chart. The
+last line printed is one JSON object; the run fails (exit 1) on impossible figures, a
+broken invariant of ours, or a sampler that lost events. Timeouts grow with N
+(`default_timeout`), and the nodes are sized for every graph's surge (`graphs.nodes_for`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,12 @@ from .peer import commit_before_generations, peer_tree
 from .run import Options, run
 
 
+def default_timeout(graphs: int) -> float:
+    """Seconds to wait for Ready, and again for the rollouts: ten minutes, and 1.5 s more per
+    graph (N=1,000 took about 130 s to Ready in the graphs benchmark on a loaded machine)."""
+    return 600.0 + 1.5 * graphs
+
+
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m hack.bench.rollout")
     parser.add_argument("--graphs", type=int, default=10, help="graphs rolled out at once")
@@ -40,9 +48,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="seconds a worker pod takes to turn ready once running")
     parser.add_argument("--stop-after", type=float, default=1.0,
                         help="seconds a worker pod takes to stop")
-    parser.add_argument("--interval", type=float, default=0.1, help="sampling interval")
-    parser.add_argument("--timeout", type=float, default=600.0,
-                        help="seconds to wait for Ready, and again for the rollouts")
+    parser.add_argument("--timeout", type=float, default=None,
+                        help="seconds to wait for Ready, and again for the rollouts "
+                             "(default: 600 + 1.5 per graph)")
     parser.add_argument("--no-peer", dest="peer", action="store_false",
                         help="skip the peer run (its figures are then null)")
     return parser.parse_args(argv)
@@ -51,8 +59,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 async def bench(args: argparse.Namespace) -> dict[str, Any]:
     cal = calibration.checked()
     workdir = Path(tempfile.mkdtemp(prefix="bench-rollout-"))
-    opts = Options(args.graphs, args.ready_after, args.stop_after, args.timeout,
-                   args.interval, workdir)
+    timeout = args.timeout if args.timeout is not None else default_timeout(args.graphs)
+    opts = Options(args.graphs, args.ready_after, args.stop_after, timeout, workdir)
     ours = await run(opts)
     result = checked(figures(ours), "ours")
     if args.chart is not None:

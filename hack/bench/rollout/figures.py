@@ -5,8 +5,10 @@ Per run: the invariants' worst values over every graph's series (the smallest se
 and the floor it had to keep, samples below it, the largest surge, the most generations holding
 pods, isolation violations, every distinct breach), rollout seconds (patch answered -> done, the
 median and the largest), the operator's writes per graph for the rollout (lease renewals left
-out) with their breakdown, samples per graph, and the sampler's cost. Our operator's run fails
-on any breach; the peer's breaches are its result, only its impossible figures fail.
+out) with their breakdown, samples per graph (one per change of a graph's pods or status), and
+the sampler's cost. Our operator's run fails on any breach; the peer's breaches are its
+result, only its impossible figures fail; either fails when the sampler's watches lost events
+(then it may have missed a state).
 """
 
 from __future__ import annotations
@@ -33,7 +35,6 @@ def figures(outcome: Outcome) -> dict[str, Any]:
              if g in sampler.done_at and g in outcome.patched_at]
     breaches = sorted({text for r in reports.values() for _, text in r.breaches})
     size = len(names)
-    ticks = sampler.tick_seconds
     return {
         "graphs": size,
         "seconds_to_ready": round(outcome.seconds_to_ready, 2),
@@ -55,14 +56,15 @@ def figures(outcome: Outcome) -> dict[str, Any]:
         "writes_breakdown_per_graph": {k: round(v / size, 2)
                                        for k, v in sorted(outcome.writes.items())},
         "samples_per_graph_min": min((r.samples for r in reports.values()), default=0),
-        "sampler_errors": sampler.errors,
+        "sampler_errors": len(sampler.gaps),
         "phases_of_first_graph": list(reports[names[0]].phases) if names else [],
         "operator_cpu_seconds": round(outcome.operator_cpu_seconds, 2),
-        "sampler": {"interval_seconds": sampler.interval, "ticks": len(ticks),
-                    "requests_per_tick": 2,
-                    "tick_seconds_median": round(statistics.median(ticks), 4) if ticks else None,
-                    "tick_seconds_max": round(max(ticks), 4) if ticks else None,
-                    "at_rest_shared_tick_seconds": round(outcome.shared_tick_seconds, 4),
+        "sampler": {"mode": "watch", "events": dict(sampler.events),
+                    "batches": sampler.batches, "resumes": sampler.resumes,
+                    "gaps": sampler.gaps,
+                    "handle_seconds": round(sampler.handle_seconds, 3),
+                    "handle_seconds_max_batch": round(sampler.handle_seconds_max, 4),
+                    "at_rest_list_tick_seconds": round(outcome.list_tick_seconds, 4),
                     "at_rest_per_graph_samplers_round_seconds":
                         round(outcome.per_graph_round_seconds, 4),
                     "per_graph_samplers_requests_per_tick": 2 * size},
@@ -75,6 +77,9 @@ def problems(result: dict[str, Any], who: str) -> list[str | None]:
     size = result["graphs"]
     found: list[str | None] = [
         at_least(f"{who}: rollouts done", result["rollouts_done"], size),
+        None if not result["sampler"]["gaps"] else
+        f"{who}: the sampler's watches lost events, so it may have missed states: "
+        f"{result['sampler']['gaps']}",
         at_least(f"{who}: samples per graph", result["samples_per_graph_min"], 1),
         None if (result["rollout_seconds_min"] or 0) > 0 else
         f"{who}: a rollout took {result['rollout_seconds_min']} s, impossible",

@@ -1,6 +1,6 @@
 """One run of the rollout benchmark: a fresh local cluster, N graphs, an operator process (ours
 or the peer's tree), every graph Ready, then every worker image changed at once and sampled
-until each graph is done (`sampler.SharedSampler`)."""
+until each graph is done (`sampler.WatchSampler`, fed by watch streams)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from hack.our_crds import our_crds
 from hack.processes import cpu_seconds, free_port
 
 from .graphs import DGDS, NEW_IMAGE, graph, image_patch, nodes_for
-from .sampler import SharedSampler, per_graph_round
+from .sampler import WatchSampler, list_tick, per_graph_round
 
 NAMESPACE = "bench-rollout"
 SETUP_AGENT = "bench-setup"
@@ -38,7 +38,6 @@ class Options:
     ready_after: float
     stop_after: float
     timeout: float
-    interval: float
     workdir: Path
     #: The peer's tree (run with PYTHONPATH set to it), or None for this checkout's operator.
     tree: Path | None = None
@@ -48,7 +47,7 @@ class Options:
 class Outcome:
     """What one run measured."""
 
-    sampler: SharedSampler
+    sampler: WatchSampler
     #: graph -> seconds (sampler clock) its patch was answered.
     patched_at: dict[str, float]
     #: The operator's writes from the first patch until every graph was done, by
@@ -56,8 +55,10 @@ class Outcome:
     writes: Counter[str]
     seconds_to_ready: float
     operator_cpu_seconds: float
-    #: Median wall seconds of one shared tick and of one round of per-graph samples, at rest.
-    shared_tick_seconds: float = 0.0
+    #: Median wall seconds, at rest after the rollouts, of one polling tick (a LIST of the
+    #: pods and one of the graphs: what the sampler before the watches did every 100 ms) and
+    #: of one round of per-graph samples (N e2e `RolloutSampler`s' ticks).
+    list_tick_seconds: float = 0.0
     per_graph_round_seconds: float = 0.0
     names: list[str] = field(default_factory=list)
 
@@ -135,10 +136,9 @@ async def run(opts: Options) -> Outcome:
         await _until("every graph Ready", started + opts.timeout, proc, log,
                      lambda: _ready(cluster) == opts.graphs)
         seconds_to_ready = time.monotonic() - started
-        sampler = SharedSampler(kube, NAMESPACE, names, NEW_IMAGE,
-                                phase=None if opts.tree else "Completed",
-                                interval=opts.interval)
-        sampler.begin()
+        sampler = WatchSampler(kube, NAMESPACE, names, NEW_IMAGE,
+                               phase=None if opts.tree else "Completed")
+        await sampler.begin()
         before = _writes(cluster, pod)
         patched: dict[str, float] = {}
         await asyncio.sleep(0.5)  # a few samples before the change
@@ -157,14 +157,12 @@ async def run(opts: Options) -> Outcome:
         writes.subtract(before)
         await sampler.stop()
         cpu = cpu_seconds(proc.pid)
-        shared, rounds = [], []
-        for _ in range(5):
-            began = time.monotonic()
-            await sampler.sample()
-            shared.append(time.monotonic() - began)
+        ticks, rounds = [], []
+        for _ in range(3):
+            ticks.append(await list_tick(kube, NAMESPACE))
             rounds.append(await per_graph_round(kube, NAMESPACE, names))
         return Outcome(sampler, patched, +writes, seconds_to_ready, cpu,
-                       statistics.median(shared), statistics.median(rounds), names)
+                       statistics.median(ticks), statistics.median(rounds), names)
     finally:
         await kube.close()
         if proc is not None and proc.returncode is None:
