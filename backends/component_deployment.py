@@ -17,6 +17,12 @@ says so (`backends.origin_gates.FRONTEND_SIDECAR_LOSSLESS`): `v1alpha1`'s form o
 container named `sidecar-frontend` with its image, args, env and Secret only; such a graph's
 child carries the container whole, under its own name
 (`api.conversion.written_inputs.with_frontend_container`).
+
+A multinode worker (a LeaderWorkerSet, which replaces its pods itself) keeps its one DCD
+`<graph>-<component>`; for graphs `PROVIDER_GENERATION` covers, it carries the graph's
+generation as the original's does (the worker-hash label, which reaches the LeaderWorkerSet's
+templates, and the suffix in `main`), and the frontend sees every generation
+(`backends.worker_generation.in_place_generation`).
 """
 
 from __future__ import annotations
@@ -41,12 +47,16 @@ from backends.hub_graph import HubGraph
 from backends.hub_only_fields import with_hub_only_fields
 from backends.kv_transfer_policy import with_kv_transfer_policy
 from backends.merge import merge_env
+from backends.multinode import node_count
 from backends.origin_gates import FRONTEND_SIDECAR_LOSSLESS
 from backends.settings import OperatorSettings
 from backends.worker_generation import (
     LEGACY,
     WorkerPlan,
     fresh_plan,
+    generation_env,
+    in_place_generation,
+    provider_generations,
     worker_dcd_name,
     worker_hash,
 )
@@ -72,10 +82,15 @@ def component_deployments(graph: HubGraph, settings: OperatorSettings,
     if plan is None:
         plan = fresh_plan(graph, worker_hash(graph))
     out = []
-    for name, _ in graph.components():
+    in_place = in_place_generation(graph)
+    for name, spec in graph.components():
         if name not in plan.dcds:
-            out.append(component_deployment(graph, name, settings, token=tokens.get(name),
-                                            namespace_prefix=plan.frontend_prefix))
+            worker = (graph.component_type(name) in constants.WORKER_TYPES
+                      and node_count(spec) > 1)
+            out.append(component_deployment(
+                graph, name, settings, token=tokens.get(name),
+                namespace_prefix=plan.frontend_prefix or provider_generations(graph),
+                in_place=in_place if worker else LEGACY))
             continue
         target = plan.target(name)
         if target is not None:
@@ -87,11 +102,13 @@ def component_deployments(graph: HubGraph, settings: OperatorSettings,
 
 def component_deployment(graph: HubGraph, service: str, settings: OperatorSettings, *,
                          token: str | None = None, generation: str = LEGACY,
-                         replicas: int | None = None, namespace_prefix: bool = False) -> Json:
+                         replicas: int | None = None, namespace_prefix: bool = False,
+                         in_place: str = LEGACY) -> Json:
     """The DCD of one component of a graph, as the hub (JSON). A worker of a `generation`
     other than the legacy one is named after it, labelled with it and registers its workers in
-    its own Dynamo namespace; `replicas` replaces the graph's count; a frontend with
-    `namespace_prefix` discovers workers of every generation."""
+    its own Dynamo namespace; `in_place`: a generation the worker is labelled with and
+    registers in under its one name (a multinode worker); `replicas` replaces the graph's
+    count; a frontend with `namespace_prefix` discovers workers of every generation."""
     name, namespace = graph.name, graph.namespace
     component = dict(graph.components())[service]
     inputs = with_graph_metadata(graph, graph.inputs.component(service))
@@ -105,8 +122,8 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
         **(inputs.labels or {}),
         **labels.component_identity(name, service, dyn_ns),
     }
-    if generation:
-        component_labels[constants.LABEL_WORKER_HASH] = generation
+    if generation or in_place:
+        component_labels[constants.LABEL_WORKER_HASH] = generation or in_place
     graph_annotations = graph.model.metadata.get("annotations") or {}
     annotations = _annotations(inputs.annotations, graph_annotations)
     for key, value in inherited_discovery_mode(graph).items():
@@ -116,11 +133,11 @@ def component_deployment(graph: HubGraph, service: str, settings: OperatorSettin
     pod = inputs.pod
     graph_env = graph.model.spec.env
     envs = pod.envs
-    generation_env = _generation_env(inputs.component_type, dyn_ns, generation,
-                                     namespace_prefix)
-    if graph_env or pod.envs or generation_env:
+    gen_env = generation_env(inputs.component_type, dyn_ns, generation or in_place,
+                             namespace_prefix)
+    if graph_env or pod.envs or gen_env:
         # The user's own value of these names wins, as over any default.
-        envs = sorted(merge_env(generation_env, copy_json(graph_env or []), pod.envs or []),
+        envs = sorted(merge_env(gen_env, copy_json(graph_env or []), pod.envs or []),
                       key=lambda e: str(e.get("name", "")))
     extra = pod.extra_pod_spec
     if inputs.component_type == constants.PLANNER:
@@ -176,15 +193,6 @@ def _frontend_container(component: DynamoComponentDeploymentSharedSpec) -> Json 
         if name and isinstance(container, dict) and container.get("name") == name:
             return container
     return None
-
-
-def _generation_env(component_type: str | None, dynamo_namespace: str, generation: str,
-                    namespace_prefix: bool) -> list[Json]:
-    if generation:
-        return [{"name": constants.ENV_WORKER_SUFFIX, "value": generation}]
-    if namespace_prefix and component_type == constants.FRONTEND:
-        return [{"name": constants.ENV_NAMESPACE_PREFIX, "value": dynamo_namespace}]
-    return []
 
 
 def default_ingress(graph: str, settings: OperatorSettings) -> IngressSpec | None:

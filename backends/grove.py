@@ -48,6 +48,11 @@ from backends.role_templates import with_role_template
 from backends.services import component_service, model_service
 from backends.settings import OperatorSettings
 from backends.topology import with_topology_constraints
+from backends.worker_generation import (
+    generation_env,
+    in_place_generation,
+    provider_generations,
+)
 
 Json = dict[str, Any]
 
@@ -73,9 +78,11 @@ def pod_clique_set(
     groups: list[Json] = []
     claim_templates: list[Json] = []
     explicit = False
+    generation = in_place_generation(dgd)
     for key, component in dgd.components():
         spec = _service_spec(dgd, key, component, settings, topologies)
         dyn_ns = _dynamo_namespace(dgd, spec)
+        first = len(cliques)
         ctx = PodContext(
             namespace=namespace,
             graph_name=graph,
@@ -92,6 +99,7 @@ def pod_clique_set(
             groups.append(scaling)
             claim_templates += templates
             explicit = True
+            _label_generation(dgd, key, generation, cliques[first:])
             continue
         service_roles = roles(key.lower(), spec.spec)
         # TRT-LLM's leader runs mpirun over SSH into the workers: start the workers first.
@@ -102,6 +110,7 @@ def pod_clique_set(
             if ordered and role.kind == "leader":
                 clique["spec"]["startsAfter"] = [naming.worker_role(key.lower())]
             cliques.append(clique)
+        _label_generation(dgd, key, generation, cliques[first:])
         if len(service_roles) > 1:
             group: Json = {
                 "name": key.lower(),
@@ -140,6 +149,15 @@ def pod_clique_set(
         "spec": pcs_spec,
     }
     return with_priority_class(dgd, stamp_metadata(dgd, pcs))
+
+
+def _label_generation(dgd: HubGraph, key: str, generation: str, cliques: list[Json]) -> None:
+    """A worker's cliques carry the graph's generation (`in_place_generation`), over the
+    labels the service states, as the original's pod templates do; Grove copies it onto
+    the pods."""
+    if generation and dgd.component_type(key) in constants.WORKER_TYPES:
+        for clique in cliques:
+            clique["labels"][constants.LABEL_WORKER_HASH] = generation
 
 
 def grove_update_strategy(dgd: HubGraph) -> str | None:
@@ -210,14 +228,23 @@ def _identity(dgd: HubGraph) -> tuple[str, str]:
 def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeploymentSharedSpec,
                   settings: OperatorSettings,
                   topologies: Mapping[str, Sequence[str]] | None) -> ComponentSpec:
-    """Component `key` (`spec`) as the pods see it: graph env under its own, and the graph's
-    discovery backend and mode and origin version (`backends.origin_gates`) in its
-    annotations."""
+    """Component `key` (`spec`) as the pods see it: graph env under its own, the generation's
+    under both (`backends.worker_generation.in_place_generation`), and the graph's discovery
+    backend and mode and origin version (`backends.origin_gates`) in its annotations."""
     inputs = with_graph_env(spec, dgd.inputs.component(key), dgd.model.spec.env)
     inputs = with_kv_transfer_policy(dgd, spec, inputs, grove=True, topologies=topologies)
     pod = inputs.pod
     graph_env = dgd.model.spec.env
-    if graph_env or pod.envs:
+    generation = in_place_generation(dgd)
+    worker = dgd.component_type(key) in constants.WORKER_TYPES
+    dyn_ns = naming.dynamo_namespace(dgd.namespace, dgd.name,
+                                     global_namespace=bool(spec.global_dynamo_namespace))
+    gen_env = generation_env(dgd.component_type(key), dyn_ns,
+                             generation if worker else "",
+                             provider_generations(dgd))
+    if gen_env:
+        pod = pod.replace(envs=merge_env(gen_env, graph_env or [], pod.envs or []))
+    elif graph_env or pod.envs:
         pod = pod.replace(envs=merge_env(graph_env or [], pod.envs or []))
     graph_annotations = dgd.model.metadata.get("annotations") or {}
     resolved = graph_annotations.get(

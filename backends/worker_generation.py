@@ -14,6 +14,15 @@ each are rolled out together, by generation, as the original operator does
 - DCDs made before generations existed (`<graph>-<component>`, no label) are the legacy
   generation (`LEGACY`): adopted as they are while the workers do not change.
 
+Where Grove (the whole graph) or LeaderWorkerSet (a multinode worker of the DCD path) replaces
+the pods, the templates are updated in place: for graphs created at or after the origin gate
+`PROVIDER_GENERATION` (`backends.origin_gates`), they carry the generation too, as the
+original's do (`in_place_generation`: the label on each worker clique or multinode worker DCD,
+the suffix in its `main`, the prefix in the frontend's), and the hash covers every worker, as
+the original's does, so that the single-node and multinode workers of a graph register in one
+namespace. Older and unstamped graphs render as before (no label, no suffix; the hash of the
+rolled workers), so an operator upgrade restarts none of their pods.
+
 A `WorkerPlan` says, per rolled worker, which DCDs to write: the target generation rendered
 from the graph (with a replica count the rollout chose), and older generations kept as they are
 with only their replicas set. The rollout (reconcilers.graph.rollout) makes the plan from what
@@ -31,20 +40,27 @@ from typing import Any
 from api.conversion import HUB
 from api.conversion.written_inputs import with_component_inputs
 from api.convert import dump
+from api.origin_version import OriginVersion, origin_version
 from backends import constants
 from backends.hub_graph import HubGraph
 from backends.multinode import node_count
+from backends.origin_gates import OriginGate
 
 Json = dict[str, Any]
 
 __all__ = [
     "HASH_VERSION",
     "LEGACY",
+    "PROVIDER_GENERATION",
     "WorkerDCD",
     "WorkerPlan",
     "fresh_plan",
+    "generation_env",
     "graph_workers",
+    "hashed_workers",
+    "in_place_generation",
     "legacy_plan",
+    "provider_generations",
     "rolled_workers",
     "worker_dcd_name",
     "worker_hash",
@@ -54,6 +70,9 @@ __all__ = [
 HASH_VERSION = "dynamo-operator-worker-generation-v1"
 #: The generation of worker DCDs made before generations existed: no suffix, no label.
 LEGACY = ""
+#: Grove cliques and multinode workers' LeaderWorkerSet templates carry the generation, and
+#: the hash covers every worker.
+PROVIDER_GENERATION = OriginGate("ProviderWorkerGeneration", OriginVersion((0, 2, 0)))
 
 
 def rolled_workers(graph: HubGraph) -> list[str]:
@@ -70,6 +89,38 @@ def graph_workers(graph: HubGraph) -> list[str]:
             if graph.component_type(name) in constants.WORKER_TYPES]
 
 
+def provider_generations(graph: HubGraph) -> bool:
+    """Whether the graph's origin version is at or above `PROVIDER_GENERATION`."""
+    annotations = graph.model.metadata.get("annotations") or {}
+    return PROVIDER_GENERATION.enabled(origin_version(annotations))
+
+
+def hashed_workers(graph: HubGraph) -> list[str]:
+    """The workers the graph's generation hashes: every worker for a graph the
+    `PROVIDER_GENERATION` gate covers (as the original), else the rolled ones."""
+    return graph_workers(graph) if provider_generations(graph) else rolled_workers(graph)
+
+
+def in_place_generation(graph: HubGraph) -> str:
+    """The generation the templates Grove or LeaderWorkerSet update in place carry (the
+    graph's `worker_hash`); LEGACY (none) for a graph the gate does not cover, or without
+    workers."""
+    if not provider_generations(graph) or not graph_workers(graph):
+        return LEGACY
+    return worker_hash(graph)
+
+
+def generation_env(component_type: str | None, dynamo_namespace: str, generation: str,
+                   namespace_prefix: bool) -> list[Json]:
+    """`main`'s variables for a generation: a worker's suffix (its Dynamo namespace is
+    `<base>-<generation>`), or the frontend's prefix (it discovers every generation)."""
+    if generation:
+        return [{"name": constants.ENV_WORKER_SUFFIX, "value": generation}]
+    if namespace_prefix and component_type == constants.FRONTEND:
+        return [{"name": constants.ENV_NAMESPACE_PREFIX, "value": dynamo_namespace}]
+    return []
+
+
 def worker_dcd_name(graph: str, service: str, generation: str) -> str:
     """`<graph>-<component>-<hash>`, lowercased; the legacy generation keeps the plain name."""
     base = f"{graph}-{service.lower()}"
@@ -78,11 +129,11 @@ def worker_dcd_name(graph: str, service: str, generation: str) -> str:
 
 def worker_hash(graph: HubGraph, workers: list[str] | None = None) -> str:
     """The generation of the graph's workers: a hash of what the user states of them (each
-    rolled worker's component without its replicas and scaling adapter, in both versions'
+    hashed worker's component without its replicas and scaling adapter, in both versions'
     terms, the graph's env and backend), so that neither scaling nor a new operator version
     that renders differently starts a generation. `workers`: other components than the
-    rolled ones (those a Grove or LeaderWorkerSet controller replaces)."""
-    names = rolled_workers(graph) if workers is None else workers
+    hashed ones (`hashed_workers`)."""
+    names = hashed_workers(graph) if workers is None else workers
     key = ("worker_hash", tuple(names))
     known = graph.derived.get(key)
     if known is None:

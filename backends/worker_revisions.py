@@ -3,8 +3,10 @@ Deployments and StatefulSets keep theirs.
 
 Each worker configuration the graph has run (each worker generation, `worker_hash`) is one
 ControllerRevision `<graph>-<hash>` (apps/v1), labelled with the graph's name and the hash;
-`data` holds what undo writes back: the rolled worker components as the graph states them
-(`v1beta1`, without their replicas and scaling adapter, which a rollback leaves as they are),
+`data` holds what undo writes back: the worker components the hash covers
+(`hashed_workers`: the rolled ones, or every worker for a graph `PROVIDER_GENERATION` covers)
+as the graph states them (`v1beta1`, without their replicas and scaling adapter, which a
+rollback leaves as they are),
 the graph's `env` and backend framework, and, for a graph that says something only `v1alpha1`
 can, the same workers as `v1alpha1` services. `revision` numbers them in the order they were
 used; a configuration used again gets the next number, as a StatefulSet's does, and the number
@@ -31,7 +33,7 @@ from api.convert import dump
 from backends import constants
 from backends.errors import GenerationError
 from backends.hub_graph import HubGraph
-from backends.worker_generation import rolled_workers, worker_hash
+from backends.worker_generation import hashed_workers, worker_hash
 
 Json = dict[str, Any]
 
@@ -67,11 +69,11 @@ def history_limit(graph: HubGraph) -> int:
 
 
 def revision_data(graph: HubGraph, workers: Sequence[str] | None = None) -> Json:
-    """What a revision stores of the graph: its rolled workers (or `workers`) as stated, its
+    """What a revision stores of the graph: its hashed workers (or `workers`) as stated, its
     env and backend framework (what the worker hash covers, in `v1beta1` terms)."""
     components = dict(graph.components())
     stored = []
-    for name in rolled_workers(graph) if workers is None else workers:
+    for name in hashed_workers(graph) if workers is None else workers:
         component = dump(components[name])
         for key in _SCALING:
             component.pop(key, None)
@@ -116,9 +118,9 @@ def worker_revisions(graph: HubGraph, existing: Sequence[Json],
     """Every ControllerRevision the graph should keep: the current configuration's (created,
     or renumbered when used again) and the newest others within the history limit.
     `existing`: the live revisions the graph owns; `running`: generations whose DCDs still
-    run (never pruned); `workers`: the components a revision covers when not the rolled
+    run (never pruned); `workers`: the components a revision covers when not the hashed
     ones (on the Grove path, every worker: `graph_workers`). None when there are none."""
-    names = rolled_workers(graph) if workers is None else list(workers)
+    names = hashed_workers(graph) if workers is None else list(workers)
     if not names:
         return []
     generation = worker_hash(graph, None if workers is None else names)

@@ -39,9 +39,11 @@ OLD, NEW = ("nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.6.1",
             "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.7.0")
 SLOW_PODS = {"localcluster.dev/ready-after": "2", "localcluster.dev/stop-after": "1"}
 GROUP_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
+ORIGIN = "nvidia.com/dynamo-operator-origin-version"
+WORKER_HASH = "nvidia.com/dynamo-worker-hash"
 
 
-def _graph(budgets: dict[str, str]) -> Json:
+def _graph(budgets: dict[str, str], origin: str | None = None) -> Json:
     worker: Json = {
         "componentType": "worker", "replicas": REPLICAS, "multinode": {"nodeCount": 2},
         "resources": {"limits": {"gpu": "1"}},
@@ -54,7 +56,7 @@ def _graph(budgets: dict[str, str]) -> Json:
         worker["annotations"] = dict(budgets)
     return {
         "apiVersion": "nvidia.com/v1alpha1", "kind": "DynamoGraphDeployment",
-        "metadata": {"name": GRAPH},
+        "metadata": {"name": GRAPH, **({"annotations": {ORIGIN: origin}} if origin else {})},
         "spec": {"backendFramework": "vllm", "services": {
             "Frontend": {"componentType": "frontend", "replicas": 1,
                          "extraPodSpec": {"mainContainer": {"image": OLD}}},
@@ -130,6 +132,22 @@ async def _sampled(kube: KubeClient, namespace: str) -> AsyncIterator[list[Group
             await task
 
 
+async def _generations(env: Env) -> set[str]:
+    """The worker hashes the worker's pods carry, as label and as `main`'s
+    DYN_NAMESPACE_WORKER_SUFFIX (a pod whose two differ counts as "mismatch")."""
+    pods = await env.get("pods", selector=f"leaderworkerset.sigs.k8s.io/name={WORKER_LWS}")
+    found = set()
+    for pod in pods["items"]:
+        if pod["metadata"].get("deletionTimestamp"):
+            continue
+        label = (pod["metadata"].get("labels") or {}).get(WORKER_HASH, "")
+        main = next(c for c in pod["spec"]["containers"] if c["name"] == "main")
+        suffix = next((e.get("value", "") for e in main.get("env") or []
+                       if e["name"] == "DYN_NAMESPACE_WORKER_SUFFIX"), "")
+        found.add(label if label == suffix else "mismatch")
+    return found
+
+
 async def _rolled(env: Env) -> bool:
     """Every group serving on the new image, and the graph's rollout Completed and Ready."""
     lws = await env.get(LWS, WORKER_LWS)
@@ -146,16 +164,20 @@ async def _rolled(env: Env) -> bool:
             and ready.get("status") == "True")
 
 
-@pytest.mark.parametrize(("budgets", "floor", "ceiling"), [
-    ({}, REPLICAS - 1, REPLICAS),  # LWS's own default: one group at a time, no surge
+@pytest.mark.parametrize(("budgets", "floor", "ceiling", "origin"), [
+    ({}, REPLICAS - 1, REPLICAS, None),  # LWS's own default: one group at a time, no surge
     ({"nvidia.com/deployment-rolling-update-max-surge": "1",
-      "nvidia.com/deployment-rolling-update-max-unavailable": "0"}, REPLICAS, REPLICAS + 1),
-], ids=["one-at-a-time", "surge"])
+      "nvidia.com/deployment-rolling-update-max-unavailable": "0"}, REPLICAS, REPLICAS + 1,
+     None),
+    # A graph created by this operator: its groups carry their generation (issue #28).
+    ({}, REPLICAS - 1, REPLICAS, "0.2.0"),
+], ids=["one-at-a-time", "surge", "generations"])
 async def test_an_image_change_replaces_the_groups_within_the_budget(
         env: Env, operator: OperatorProcess, kube: KubeClient, budgets: dict[str, str],
-        floor: int, ceiling: int) -> None:
-    await env.k("apply", "-f", "-", stdin=json.dumps(_graph(budgets)))
+        floor: int, ceiling: int, origin: str | None) -> None:
+    await env.k("apply", "-f", "-", stdin=json.dumps(_graph(budgets, origin)))
     await env.wait_ready(GRAPH, seconds=90)
+    first = await _generations(env)
     sets = await env.names(LWS)
     assert sets == [WORKER_LWS], sets  # one LeaderWorkerSet for every replica
     lws = await env.get(LWS, WORKER_LWS)
@@ -189,3 +211,12 @@ async def test_an_image_change_replaces_the_groups_within_the_budget(
     events = json.loads(await env.k("get", "events", "-o", "json"))["items"]
     reasons = [e["reason"] for e in events if e["involvedObject"]["name"] == GRAPH]
     assert "RollingUpdateNotSupported" in reasons, reasons
+    last = await _generations(env)
+    if origin is None:
+        assert first == last == {""}  # no label, no suffix: as before generations
+    else:
+        # Every group in the generation the graph recorded, its workers in its namespace;
+        # the image moved it.
+        recorded = (await env.get(DGD, GRAPH))["metadata"]["annotations"][
+            "nvidia.com/current-worker-hash-v2"]
+        assert last == {recorded} and first != last and "" not in first, (first, last)

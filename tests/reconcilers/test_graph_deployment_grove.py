@@ -195,3 +195,45 @@ async def test_a_worker_change_on_grove_is_told_and_tracked(client: KubeClient,
         assert undo.returncode == 0 and b"rolled back to revision 1" in out, (out, err)
         graph_now = await client.get(GRAPH_DEPLOYMENTS, NS, "g")
         assert not graph_now["spec"]["services"]["decode"].get("envs")
+
+
+async def test_a_graph_created_now_has_grove_replace_its_workers_by_generation(
+        client: KubeClient, kubeconfig: Path) -> None:
+    """A graph stamped by this operator (`backends.worker_generation.PROVIDER_GENERATION`):
+    its worker cliques carry the hash the graph records as the label and the suffix of
+    `main`, the frontend's the prefix; a worker change moves both in place (issue #28)."""
+
+    def cliques(pcs: Json) -> dict[str, Json]:
+        return {c["name"]: c for c in pcs["spec"]["template"]["cliques"]}
+
+    def env(clique: Json) -> dict[str, str]:
+        main = next(c for c in clique["spec"]["podSpec"]["containers"] if c["name"] == "main")
+        return {e["name"]: e.get("value") for e in main.get("env") or []}
+
+    async with operator(kubeconfig, OperatorSettings(grove_enabled=True)):
+        stamped = graph()
+        stamped["metadata"]["annotations"] = {"nvidia.com/dynamo-operator-origin-version": "0.2.0"}
+        await client.create(GRAPH_DEPLOYMENTS, stamped)
+
+        async def recorded(other_than: str | None = None) -> str | None:
+            obj = await client.get(GRAPH_DEPLOYMENTS, NS, "g")
+            value = (obj["metadata"].get("annotations") or {}).get(
+                "nvidia.com/current-worker-hash-v2")
+            return value if value and value != other_than else None
+        first = str(await eventually(recorded))
+
+        async def labelled(wanted: str) -> Json | None:
+            pcs = await client.get(POD_CLIQUE_SETS, NS, "g")
+            decode = cliques(pcs)["decode"]
+            return pcs if decode["labels"].get("nvidia.com/dynamo-worker-hash") == wanted else None
+        pcs = await eventually(lambda: labelled(first))
+        decode, frontend = cliques(pcs)["decode"], cliques(pcs)["frontend"]
+        assert env(decode)["DYN_NAMESPACE_WORKER_SUFFIX"] == first
+        assert "nvidia.com/dynamo-worker-hash" not in frontend["labels"]
+        assert env(frontend)["DYN_NAMESPACE_PREFIX"] == env(frontend)["DYN_NAMESPACE"]
+
+        await client.patch(GRAPH_DEPLOYMENTS, NS, "g", {"spec": {"services": {
+            "decode": {"envs": [{"name": "NEW", "value": "1"}]}}}})
+        second = str(await eventually(lambda: recorded(first)))
+        pcs = await eventually(lambda: labelled(second))
+        assert env(cliques(pcs)["decode"])["DYN_NAMESPACE_WORKER_SUFFIX"] == second
