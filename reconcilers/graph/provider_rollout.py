@@ -9,7 +9,9 @@ rendered in `nvidia.com/current-worker-hash-v2`; a change of it is told by a War
 and Recreate on both, the surge and unavailable budgets too on Grove) and
 `status.rollingUpdate` goes InProgress, then Completed once every worker service is ready
 again. The annotation only decides the event and the start time: completion is read from the
-workloads.
+workloads. For a graph `PROVIDER_GENERATION` covers, the hash recorded is the one its templates
+carry (`backends.worker_generation.in_place_generation`: every worker's, as the original
+records), so a change of a single-node worker that rolls a LeaderWorkerSet's suffix is told too.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 from backends import constants
 from backends.hub_graph import HubGraph
 from backends.multinode import node_count
-from backends.worker_generation import worker_hash
+from backends.worker_generation import provider_generations, worker_hash
 from controller.events import EventRecorder
 from reconcilers.graph.readiness import ServiceReadiness
 from reconcilers.machinery.context import OperatorContext
@@ -63,7 +65,7 @@ async def record_provider_change(ctx: OperatorContext, recorder: EventRecorder, 
     the graph is on the Grove path (else its workers are LeaderWorkerSets)."""
     previous = (live.get("status") or {}).get("rollingUpdate")
     status = dict(previous) if isinstance(previous, dict) else None
-    wanted = worker_hash(graph, workers)
+    wanted = worker_hash(graph) if provider_generations(graph) else worker_hash(graph, workers)
     annotations = live["metadata"].get("annotations") or {}
     recorded = annotations.get(constants.ANNOTATION_CURRENT_WORKER_HASH_V2)
     if recorded != wanted:
