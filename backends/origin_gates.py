@@ -34,12 +34,14 @@ Gates:
 * `PORTABLE_TOPOLOGY_ENV` (0.2.0, `backends.portable_topology`): `main` of every multinode
   leader and worker pod carries `DYNAMO_RANK` and `DYNAMO_LEADER_ADDRESS`, and the generated
   SGLang launch reads them. Before it only roles with templates of their own carried them.
-* `PROVIDER_GENERATION` (0.2.0, `backends.worker_generation`): where Grove or LeaderWorkerSet
+* `PROVIDER_GENERATION` (0.3.0, `backends.worker_generation`): where Grove or LeaderWorkerSet
   replaces the pods, the templates carry the worker generation as the original's do: every
   worker clique (Grove) and multinode worker DCD (LeaderWorkerSet) the label
   `nvidia.com/dynamo-worker-hash`, their `main` `DYN_NAMESPACE_WORKER_SUFFIX`, and the
   frontend `DYN_NAMESPACE_PREFIX`; the hash covers every worker. Before it none of them did,
-  and the hash covered the single-node workers alone.
+  and the hash covered the single-node workers alone. Its threshold is above 0.2.0, which
+  builds without it stamp too; it is on for graphs stamped once pyproject's version is 0.3.0
+  (or stating the annotation).
 
 A later gate needs a later version of the operator (pyproject's), since the stamp is the
 version.

@@ -71,8 +71,9 @@ HASH_VERSION = "dynamo-operator-worker-generation-v1"
 #: The generation of worker DCDs made before generations existed: no suffix, no label.
 LEGACY = ""
 #: Grove cliques and multinode workers' LeaderWorkerSet templates carry the generation, and
-#: the hash covers every worker.
-PROVIDER_GENERATION = OriginGate("ProviderWorkerGeneration", OriginVersion((0, 2, 0)))
+#: the hash covers every worker. Above 0.2.0: builds of 0.2.0 before this rendering stamp
+#: 0.2.0 too, and taking their graphs over must restart none of their pods.
+PROVIDER_GENERATION = OriginGate("ProviderWorkerGeneration", OriginVersion((0, 3, 0)))
 
 
 def rolled_workers(graph: HubGraph) -> list[str]:

@@ -169,8 +169,8 @@ async def _rolled(env: Env) -> bool:
     ({"nvidia.com/deployment-rolling-update-max-surge": "1",
       "nvidia.com/deployment-rolling-update-max-unavailable": "0"}, REPLICAS, REPLICAS + 1,
      None),
-    # A graph created by this operator: its groups carry their generation (issue #28).
-    ({}, REPLICAS - 1, REPLICAS, "0.2.0"),
+    # A graph stamped at the gate: its groups carry their generation (issue #28).
+    ({}, REPLICAS - 1, REPLICAS, "0.3.0"),  # backends.worker_generation.PROVIDER_GENERATION
 ], ids=["one-at-a-time", "surge", "generations"])
 async def test_an_image_change_replaces_the_groups_within_the_budget(
         env: Env, operator: OperatorProcess, kube: KubeClient, budgets: dict[str, str],

@@ -1,11 +1,13 @@
 """Worker generations where Grove or LeaderWorkerSet replaces the pods
-(`backends.worker_generation.PROVIDER_GENERATION`, issue #28 item 6): a graph created by this
-operator (stamped 0.2.0) gets, as the original's, the worker-hash label on every worker's
-Grove cliques and on its multinode workers' LeaderWorkerSet templates,
-`DYN_NAMESPACE_WORKER_SUFFIX` with the same hash in their `main`, and `DYN_NAMESPACE_PREFIX`
-in the frontend's; the hash covers every worker, so a graph's single-node and multinode
-workers register in one Dynamo namespace. A graph of the previous release (stamped 0.1.0) or
-without the stamp renders without any of them (the upgrade baseline pins it byte for byte)."""
+(`backends.worker_generation.PROVIDER_GENERATION`, issue #28 item 6): a graph stamped at the
+gate's version (0.3.0; builds of 0.2.0 without this rendering stamp 0.2.0 too) gets, as the
+original's, the worker-hash label on every worker's Grove cliques and on its multinode
+workers' LeaderWorkerSet templates, `DYN_NAMESPACE_WORKER_SUFFIX` with the same hash in their
+`main`, and `DYN_NAMESPACE_PREFIX` in the frontend's; the hash covers every worker, so a
+graph's single-node and multinode workers register in one Dynamo namespace. A graph stamped
+0.1.0 or 0.2.0, or without the stamp, renders without any of them (the upgrade baseline pins
+it byte for byte; e2e/test_operator_upgrade_pods.py takes over the graphs of the build
+before)."""
 
 from __future__ import annotations
 
@@ -142,7 +144,7 @@ def test_the_multinode_worker_keeps_its_one_dcd_on_the_lws_path(version: str) ->
     assert HASH not in dcds["gen-frontend"]["metadata"]["labels"]
 
 
-@pytest.mark.parametrize("origin", [None, "0.1.0", "not-a-version"])
+@pytest.mark.parametrize("origin", [None, "0.1.0", "0.2.0", "not-a-version"])
 @pytest.mark.parametrize("version", sorted(VERSIONS))
 @pytest.mark.parametrize("path", sorted(PATHS))
 def test_an_older_graph_renders_as_before(path: str, version: str, origin: str | None) -> None:

@@ -14,6 +14,7 @@ import pytest
 from graph_harness import NS, events, eventually, graph, install, operator, setup_client
 
 from backends.settings import OperatorSettings
+from backends.worker_generation import PROVIDER_GENERATION
 from controller.client import KubeClient
 from controller.errors import NotFound
 from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
@@ -199,7 +200,7 @@ async def test_a_worker_change_on_grove_is_told_and_tracked(client: KubeClient,
 
 async def test_a_graph_created_now_has_grove_replace_its_workers_by_generation(
         client: KubeClient, kubeconfig: Path) -> None:
-    """A graph stamped by this operator (`backends.worker_generation.PROVIDER_GENERATION`):
+    """A graph stamped at `backends.worker_generation.PROVIDER_GENERATION`:
     its worker cliques carry the hash the graph records as the label and the suffix of
     `main`, the frontend's the prefix; a worker change moves both in place (issue #28)."""
 
@@ -212,7 +213,8 @@ async def test_a_graph_created_now_has_grove_replace_its_workers_by_generation(
 
     async with operator(kubeconfig, OperatorSettings(grove_enabled=True)):
         stamped = graph()
-        stamped["metadata"]["annotations"] = {"nvidia.com/dynamo-operator-origin-version": "0.2.0"}
+        new = ".".join(str(n) for n in PROVIDER_GENERATION.min_version.numbers)
+        stamped["metadata"]["annotations"] = {"nvidia.com/dynamo-operator-origin-version": new}
         await client.create(GRAPH_DEPLOYMENTS, stamped)
 
         async def recorded(other_than: str | None = None) -> str | None:

@@ -1,4 +1,4 @@
-"""A graph created by this operator whose decode runs on LeaderWorkerSet and whose prefill on
+"""A graph stamped at the gate whose decode runs on LeaderWorkerSet and whose prefill on
 one node (`backends.worker_generation.PROVIDER_GENERATION`, issue #28 item 6): both workers
 carry one generation (the hash of every worker, as the original's), the prefill in its
 `<graph>-prefill-<hash>` DCD, the decode in its one DCD `<graph>-decode` updated in place, and
@@ -16,12 +16,14 @@ import pytest
 from graph_harness import NS, events, eventually, graph, install, operator, setup_client
 
 from backends.settings import OperatorSettings
+from backends.worker_generation import PROVIDER_GENERATION
 from controller.client import KubeClient
 from hack.our_crds import COMPONENT_DEPLOYMENTS, GRAPH_DEPLOYMENTS
 
 Json = dict[str, Any]
 HASH = "nvidia.com/dynamo-worker-hash"
 RECORDED = "nvidia.com/current-worker-hash-v2"
+NEW = ".".join(str(n) for n in PROVIDER_GENERATION.min_version.numbers)
 
 
 @pytest.fixture
@@ -55,7 +57,7 @@ async def test_single_node_and_multinode_workers_share_one_generation(
         "prefill": _worker("prefill", "img:1"),
         "decode": _worker("decode", "img:1", nodes=2),
     })
-    obj["metadata"]["annotations"] = {"nvidia.com/dynamo-operator-origin-version": "0.2.0"}
+    obj["metadata"]["annotations"] = {"nvidia.com/dynamo-operator-origin-version": NEW}
     async with operator(kubeconfig, OperatorSettings(lws_enabled=True)):
         await client.create(GRAPH_DEPLOYMENTS, obj)
 
