@@ -5,8 +5,10 @@ each are rolled out together, by generation, as the original operator does
 (`upstream/concepts__system-architecture__rolling-updates.md`):
 
 - `worker_hash` is the generation of the graph's workers as it stands: eight hex digits of a
-  SHA-256 over every rolled worker's DCD as rendered (spec, labels and annotations), without
-  its replica count or restart token, so scaling or a restart never starts a generation;
+  SHA-256 over what the graph states of its hashed workers (`hashed_workers`: the rolled ones,
+  or every worker under `PROVIDER_GENERATION`), its env and backend framework, without their
+  replica counts or scaling adapters, so scaling never starts a generation, nor a new
+  operator version that renders differently;
 - a generation's DCDs are named `<graph>-<component>-<hash>`, carry the
   `nvidia.com/dynamo-worker-hash` label (which reaches their pods) and register their workers in
   the Dynamo namespace `<base>-<hash>` (`DYN_NAMESPACE_WORKER_SUFFIX`); the frontend gets
