@@ -64,10 +64,7 @@ def figures(outcome: Outcome) -> dict[str, Any]:
                     "gaps": sampler.gaps,
                     "handle_seconds": round(sampler.handle_seconds, 3),
                     "handle_seconds_max_batch": round(sampler.handle_seconds_max, 4),
-                    "at_rest_list_tick_seconds": round(outcome.list_tick_seconds, 4),
-                    "at_rest_per_graph_samplers_round_seconds":
-                        round(outcome.per_graph_round_seconds, 4),
-                    "per_graph_samplers_requests_per_tick": 2 * size},
+                    "at_rest_list_tick_seconds": round(outcome.list_tick_seconds, 4)},
     }
 
 

@@ -24,7 +24,7 @@ from hack.our_crds import our_crds
 from hack.processes import cpu_seconds, free_port
 
 from .graphs import DGDS, NEW_IMAGE, graph, image_patch, nodes_for
-from .sampler import WatchSampler, list_tick, per_graph_round
+from .sampler import WatchSampler, list_tick
 
 NAMESPACE = "bench-rollout"
 SETUP_AGENT = "bench-setup"
@@ -56,10 +56,8 @@ class Outcome:
     seconds_to_ready: float
     operator_cpu_seconds: float
     #: Median wall seconds, at rest after the rollouts, of one polling tick (a LIST of the
-    #: pods and one of the graphs: what the sampler before the watches did every 100 ms) and
-    #: of one round of per-graph samples (N e2e `RolloutSampler`s' ticks).
+    #: pods and one of the graphs: what the sampler before the watches did every 100 ms).
     list_tick_seconds: float = 0.0
-    per_graph_round_seconds: float = 0.0
     names: list[str] = field(default_factory=list)
 
 
@@ -157,12 +155,9 @@ async def run(opts: Options) -> Outcome:
         writes.subtract(before)
         await sampler.stop()
         cpu = cpu_seconds(proc.pid)
-        ticks, rounds = [], []
-        for _ in range(3):
-            ticks.append(await list_tick(kube, NAMESPACE))
-            rounds.append(await per_graph_round(kube, NAMESPACE, names))
+        ticks = [await list_tick(kube, NAMESPACE) for _ in range(3)]
         return Outcome(sampler, patched, +writes, seconds_to_ready, cpu,
-                       statistics.median(ticks), statistics.median(rounds), names)
+                       statistics.median(ticks), names)
     finally:
         await kube.close()
         if proc is not None and proc.returncode is None:

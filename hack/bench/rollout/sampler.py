@@ -238,14 +238,3 @@ async def list_tick(kube: KubeClient, namespace: str) -> float:
     await asyncio.gather(kube.request("GET", PODS.path(namespace), request_timeout=120.0),
                          kube.request("GET", DGDS.path(namespace), request_timeout=120.0))
     return time.monotonic() - began
-
-
-async def per_graph_round(kube: KubeClient, namespace: str, graphs: list[str]) -> float:
-    """Wall seconds of one round of the e2e sampler's samples, one per graph, all at once
-    (what N `RolloutSampler`s would cost per tick)."""
-    samplers = [RolloutSampler(kube, namespace, g, graph_resource=DGDS) for g in graphs]
-    began = time.monotonic()
-    async with asyncio.TaskGroup() as group:
-        for s in samplers:
-            group.create_task(s.sample())
-    return time.monotonic() - began
