@@ -66,7 +66,7 @@ def decode_error(gvk: ResourceType | tuple[str, str, str], obj: Json) -> str | N
             return None
         gvk = (gvk.group, gvk.version, gvk.kind)
     root = _kind_type(*gvk)
-    if root is None:
+    if root is None or _decodes(obj, root):
         return None
     return _walk(obj, root, "", [])
 
@@ -136,6 +136,54 @@ def check_patched(gvk: ResourceType | tuple[str, str, str], patched: Json,
     cause = Cause("FieldValueInvalid", detail, "patch")
     raise ApiError(422, "Invalid", f' "" is invalid: patch: {detail}',
                    {"causes": [cause.to_json()]})
+
+
+#: The exact Python types of a JSON value each scalar Go kind holds (bool is not an int here).
+_SCALAR_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "bool": (bool,), "float64": (int, float)}
+
+
+def _decodes(value: Any, typ: _Type) -> bool:
+    """Whether `_walk` finds nothing to refuse in `value`: the same checks without the
+    error's path and wording, which only a refusal needs (`_walk` then runs to word it).
+    Every write of a built-in kind is checked whole, so this is on the server's hot path.
+    False is always safe: it only means `_walk` decides."""
+    if value is None:
+        return True
+    kind = typ.kind
+    if kind == "struct":
+        if type(value) is not dict:
+            return False
+        fields = typ.fields
+        for key, item in value.items():
+            sub = fields.get(key)
+            if sub is not None and item is not None and not _decodes(item, sub):
+                return False
+        return True
+    if kind == "opaque":
+        return True
+    if kind in _INT_RANGE:
+        limit = _INT_RANGE[kind]
+        return type(value) is int and -limit <= value < limit
+    scalar = _SCALAR_TYPES.get(kind)
+    if scalar is not None:
+        return type(value) in scalar
+    if kind == "bytes":
+        return type(value) is str and corrupt_offset(value) is None
+    if kind == "quantity":
+        return quantity_error(value) is None
+    if kind == "slice":
+        if type(value) is not list:
+            return False
+        elem = typ.elem
+        return elem is None or all(item is None or _decodes(item, elem) for item in value)
+    if kind == "map":
+        if type(value) is not dict:
+            return False
+        elem = typ.elem
+        return elem is None or all(item is None or _decodes(item, elem)
+                                   for item in value.values())
+    return False
 
 
 def _walk(value: Any, typ: _Type, struct: str, path: list[str]) -> str | None:
