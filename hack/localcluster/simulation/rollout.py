@@ -6,7 +6,6 @@ the old ones down in one step, and when a rollout is complete.
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
@@ -29,11 +28,15 @@ def template_hash(template: Json, collision_count: int = 0) -> str:
 
 
 def without_hash(template: Json) -> Json:
-    out = copy.deepcopy(template)
-    labels = (out.get("metadata") or {}).get("labels")
-    if isinstance(labels, dict):
-        labels.pop(HASH_LABEL, None)
-    return out
+    """`template` without the pod-template-hash label, for comparing: only the dicts on the
+    label's path are copied (a deep copy of every template cost more than the comparison)."""
+    metadata = template.get("metadata")
+    labels = metadata.get("labels") if isinstance(metadata, dict) else None
+    if not isinstance(labels, dict) or HASH_LABEL not in labels:
+        return template
+    assert isinstance(metadata, dict)
+    rest = {k: v for k, v in labels.items() if k != HASH_LABEL}
+    return {**template, "metadata": {**metadata, "labels": rest}}
 
 
 def same_template(deployment: Json, rs: Json) -> bool:
