@@ -8,6 +8,7 @@ selectors and required node affinity, taints and tolerations, cordoned nodes.
 from __future__ import annotations
 
 import functools
+import json
 from collections import Counter
 from collections.abc import Iterable
 from fractions import Fraction
@@ -126,29 +127,65 @@ def _affinity_matches(pod: Json, labels: dict[str, str]) -> bool:
 
 def misfit_reasons(pod: Json, node: Json, used: Resources, pod_count: int) -> list[str]:
     """Why `pod` cannot go to `node` (empty when it fits), in the scheduler's words."""
-    meta = node.get("metadata") or {}
-    labels = meta.get("labels") or {}
-    spec = node.get("spec") or {}
-    if spec.get("unschedulable"):
-        return ["node(s) were unschedulable"]
-    if not _affinity_matches(pod, labels):
-        return ["node(s) didn't match Pod's node affinity/selector"]
-    tolerations = (pod.get("spec") or {}).get("tolerations") or []
-    for taint in spec.get("taints") or ():
-        if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(
-                tolerations, taint):
-            return [f"node(s) had untolerated taint {{{taint.get('key')}: "
-                    f"{taint.get('value', '')}}}"]
-    free = allocatable(node)
-    reasons = []
-    if pod_count + 1 > int(free.get("pods", Fraction(110))):
-        reasons.append("Too many pods")
-    for name, want in sorted(pod_requests(pod).items()):
-        if want <= 0:
-            continue
-        if used.get(name, Fraction(0)) + want > free.get(name, Fraction(0)):
-            reasons.append(f"Insufficient {name}")
-    return reasons
+    return PodFit(pod).misfit(node, allocatable(node), used, pod_count)
+
+
+_ZERO = Fraction(0)
+_DEFAULT_PODS = Fraction(110)
+
+
+class PodFit:
+    """What the scheduler weighs of one pod, read once for every node it weighs the pod on:
+    the scheduler tries each pending pod on every node, and reading its requests again per
+    node cost more than the rest of the fit and the score together."""
+
+    __slots__ = ("_pod", "_requests", "_scoring", "_tolerations", "key")
+
+    def __init__(self, pod: Json) -> None:
+        self._pod = pod
+        self._tolerations: list[Json] = (pod.get("spec") or {}).get("tolerations") or []
+        self._requests = [(name, want) for name, want in sorted(pod_requests(pod).items())
+                          if want > 0]
+        self._scoring = scoring_requests(pod)
+        spec = pod.get("spec") or {}
+        placement = [spec.get("nodeSelector"), (spec.get("affinity") or {}).get("nodeAffinity"),
+                     self._tolerations]
+        #: Equal for pods that fit and score the same on every node: all the fit reads of them.
+        self.key: tuple[Any, ...] = (tuple(self._requests), tuple(sorted(self._scoring.items())),
+                                     json.dumps(placement, sort_keys=True, default=str))
+
+    def misfit(self, node: Json, free: Resources, used: Resources,
+               pod_count: int) -> list[str]:
+        """`misfit_reasons` on `node`, whose `allocatable` is `free`."""
+        meta = node.get("metadata") or {}
+        labels = meta.get("labels") or {}
+        spec = node.get("spec") or {}
+        if spec.get("unschedulable"):
+            return ["node(s) were unschedulable"]
+        if not _affinity_matches(self._pod, labels):
+            return ["node(s) didn't match Pod's node affinity/selector"]
+        for taint in spec.get("taints") or ():
+            if taint.get("effect") in ("NoSchedule", "NoExecute") and not _tolerates(
+                    self._tolerations, taint):
+                return [f"node(s) had untolerated taint {{{taint.get('key')}: "
+                        f"{taint.get('value', '')}}}"]
+        reasons = []
+        if pod_count + 1 > int(free.get("pods", _DEFAULT_PODS)):
+            reasons.append("Too many pods")
+        for name, want in self._requests:
+            if used.get(name, _ZERO) + want > free.get(name, _ZERO):
+                reasons.append(f"Insufficient {name}")
+        return reasons
+
+    def score(self, free: Resources, scored_use: Resources) -> Fraction:
+        """`score` on a node whose `allocatable` is `free`."""
+        want = self._scoring
+        total = _ZERO
+        for name in ("cpu", "memory", "nvidia.com/gpu"):
+            cap = free.get(name, _ZERO)
+            if cap > 0:
+                total += (cap - scored_use.get(name, _ZERO) - want.get(name, _ZERO)) / cap
+        return total
 
 
 #: Filter failures besides resource shortage that the scheduler answers by looking for
@@ -201,11 +238,4 @@ def scoring_requests(pod: Json) -> Resources:
 def score(pod: Json, node: Json, scored_use: Resources) -> Fraction:
     """Least-allocated scoring: the share of cpu, memory and GPUs left after placing the pod
     (`scored_use`: the `scoring_requests` of the pods already there)."""
-    free = allocatable(node)
-    want = scoring_requests(pod)
-    total = Fraction(0)
-    for name in ("cpu", "memory", "nvidia.com/gpu"):
-        cap = free.get(name, Fraction(0))
-        if cap > 0:
-            total += (cap - scored_use.get(name, Fraction(0)) - want.get(name, Fraction(0))) / cap
-    return total
+    return PodFit(pod).score(allocatable(node), scored_use)

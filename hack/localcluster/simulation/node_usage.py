@@ -50,6 +50,9 @@ class NodeUsage:
         self._requests: dict[str, Resources] = {}
         self._scoring: dict[str, Resources] = {}
         self._count: dict[str, int] = {}
+        #: Per node, how many times its sums changed: what the scheduler found weighing a
+        #: node for a pod holds as long as this and the node object stay the same.
+        self._versions: dict[str, int] = {}
 
     def observe(self, key: ObjectKey, pod: Json | None) -> None:
         """Account for the pod at `key` now being `pod` (None: deleted)."""
@@ -69,12 +72,14 @@ class NodeUsage:
         _add(self._requests.setdefault(node, {}), share.requests, 1)
         _add(self._scoring.setdefault(node, {}), share.scoring, 1)
         self._count[node] = self._count.get(node, 0) + 1
+        self._versions[node] = self._versions.get(node, 0) + 1
 
     def _take(self, key: ObjectKey, share: _Share) -> None:
         del self._shares[key]
         _add(self._requests[share.node], share.requests, -1)
         _add(self._scoring[share.node], share.scoring, -1)
         self._count[share.node] -= 1
+        self._versions[share.node] = self._versions.get(share.node, 0) + 1
 
     def used(self, node: str) -> tuple[Resources, int]:
         """Like `fit.usage` of the node's active pods: summed requests and pod count."""
@@ -83,3 +88,7 @@ class NodeUsage:
     def scored(self, node: str) -> Resources:
         """The summed `scoring_requests` of the node's active pods."""
         return dict(self._scoring.get(node, {}))
+
+    def version(self, node: str) -> int:
+        """Changes so far to the node's sums (any pod bound there coming or going)."""
+        return self._versions.get(node, 0)

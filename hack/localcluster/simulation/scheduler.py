@@ -20,7 +20,7 @@ from typing import Any
 
 from ..storage import DELETED, Change
 from .clock import rfc3339
-from .fit import misfit_reasons, prefilter_message, score, unschedulable_message
+from .fit import PodFit, allocatable, prefilter_message, unschedulable_message
 from .loop import Context, ControlLoop, Key
 from .node_usage import NodeUsage
 from .objects import condition, pod_active, set_condition, terminating
@@ -31,6 +31,8 @@ from .writer import DEVICE_CLASSES, NODES, PODS, RESOURCE_CLAIMS, RESOURCE_SLICE
 Json = dict[str, Any]
 
 SCHEDULER_NAME = "default-scheduler"
+#: Weighings kept (node x pod shape); past it they are forgotten all at once.
+_WEIGHED_LIMIT = 100_000
 
 
 def _wants_scheduling(pod: Json) -> bool:
@@ -50,6 +52,9 @@ class Scheduler(ControlLoop):
         super().__init__(ctx)
         self._usage = NodeUsage()
         self._waiting: set[Key] = set()
+        #: (node name, PodFit.key) -> (the node object, its usage version, misfit, score).
+        self._weighed: dict[tuple[str, tuple[Any, ...]],
+                            tuple[Json, int, list[str], Fraction | None]] = {}
         for pod in self.writer.list_objects(PODS):
             self._observe(pod, gone=False)
 
@@ -105,16 +110,17 @@ class Scheduler(ControlLoop):
             return None
         best: tuple[Fraction, str] | None = None
         reasons: list[list[str]] = []
+        fit = PodFit(pod)
         for node in nodes:
             node_name = node["metadata"]["name"]
-            used, count = self._usage.used(node_name)
-            why = misfit_reasons(pod, node, used, count) or plan.misfit(node_name)
+            misfit, value = self._weigh(fit, node, node_name)
+            why = misfit or plan.misfit(node_name)
             if why:
                 reasons.append(why)
                 continue
-            scored_use = self._usage.scored(node_name)
+            assert value is not None
             # Highest score wins; among equals, the first name in order.
-            candidate = (score(pod, node, scored_use), node_name)
+            candidate = (value, node_name)
             if best is None or candidate[0] > best[0]:
                 best = candidate
         if best is None:
@@ -126,6 +132,25 @@ class Scheduler(ControlLoop):
             return 0.05
         self._bind(pod, best[1])
         return None
+
+    def _weigh(self, fit: PodFit, node: Json, node_name: str) -> tuple[list[str], Fraction | None]:
+        """Why the pod cannot go to the node, else its score there. Every pending pod is
+        weighed on every node, and most nodes did not change since the last pod of the same
+        requests and placement was weighed there (the node object and its pods' sums are the
+        same): that answer is kept, so a pod costs one look-up per node, not a fit in exact
+        fractions (at 10,000 graphs: 30,000 pods on 391 nodes)."""
+        version = self._usage.version(node_name)
+        known = self._weighed.get((node_name, fit.key))
+        if known is not None and known[0] is node and known[1] == version:
+            return known[2], known[3]
+        used, count = self._usage.used(node_name)
+        free = allocatable(node)
+        misfit = fit.misfit(node, free, used, count)
+        value = None if misfit else fit.score(free, self._usage.scored(node_name))
+        if len(self._weighed) >= _WEIGHED_LIMIT:
+            self._weighed.clear()
+        self._weighed[(node_name, fit.key)] = (node, version, misfit, value)
+        return misfit, value
 
     def _bind(self, pod: Json, node_name: str) -> None:
         body = copy.deepcopy(pod)
