@@ -51,6 +51,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=None,
                         help="seconds to wait for Ready, and again for the rollouts "
                              "(default: 600 + 1.5 per graph)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="--max-concurrent-reconciles of both operators (default: theirs, "
+                             "one worker per controller)")
     parser.add_argument("--no-peer", dest="peer", action="store_false",
                         help="skip the peer run (its figures are then null)")
     return parser.parse_args(argv)
@@ -60,7 +63,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     cal = calibration.checked()
     workdir = Path(tempfile.mkdtemp(prefix="bench-rollout-"))
     timeout = args.timeout if args.timeout is not None else default_timeout(args.graphs)
-    opts = Options(args.graphs, args.ready_after, args.stop_after, timeout, workdir)
+    opts = Options(args.graphs, args.ready_after, args.stop_after, timeout, workdir,
+                   workers=args.workers)
     ours = await run(opts)
     result = checked(figures(ours), "ours")
     if args.chart is not None:
@@ -80,7 +84,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         peer = {"commit": commit[:12], **checked(figures(outcome), "peer")}
         peer.pop("phases_of_first_graph", None)
         print(f"peer: {json.dumps(peer)}", file=sys.stderr)
-    return {"graphs": args.graphs, "ready_after": args.ready_after,
+    return {"graphs": args.graphs, "workers": args.workers, "ready_after": args.ready_after,
             "stop_after": args.stop_after, **result,
             "peer": peer, "peer_reason": None if peer is not None else reason,
             "peer_is": "the operator of the commit before worker generations (no switch turns "

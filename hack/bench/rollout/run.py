@@ -39,6 +39,9 @@ class Options:
     stop_after: float
     timeout: float
     workdir: Path
+    #: `--max-concurrent-reconciles` of the operator (both ours and the peer's take it), or
+    #: None for its default (one worker per controller, as controller-runtime's).
+    workers: int | None = None
     #: The peer's tree (run with PYTHONPATH set to it), or None for this checkout's operator.
     tree: Path | None = None
 
@@ -86,12 +89,13 @@ async def _seed(kube: KubeClient, opts: Options, names: list[str]) -> None:
         await kube.create(DGDS, graph(name, NAMESPACE, opts.ready_after, opts.stop_after))
 
 
-def _command(kubeconfig: Path) -> list[str]:
+def _command(kubeconfig: Path, workers: int | None) -> list[str]:
+    extra = ["--max-concurrent-reconciles", str(workers)] if workers is not None else []
     return [sys.executable, "-m", "reconcilers.operator", "--kubeconfig", str(kubeconfig),
             "--leader-election-namespace", NAMESPACE, "--log-format", "json",
             "--log-level", "warning",
             "--health-probe-bind-address", f"127.0.0.1:{free_port()}",
-            "--metrics-bind-address", "0", "--kube-api-qps", "0"]
+            "--metrics-bind-address", "0", "--kube-api-qps", "0", *extra]
 
 
 async def _until(what: str, deadline: float, proc: asyncio.subprocess.Process, log: Path,
@@ -129,7 +133,8 @@ async def run(opts: Options) -> Outcome:
         started = time.monotonic()
         with log.open("wb") as out:
             proc = await asyncio.create_subprocess_exec(
-                *_command(kubeconfig), stdout=out, stderr=asyncio.subprocess.STDOUT, env=env,
+                *_command(kubeconfig, opts.workers), stdout=out,
+                stderr=asyncio.subprocess.STDOUT, env=env,
                 cwd=str(opts.tree) if opts.tree else None)
         await _until("every graph Ready", started + opts.timeout, proc, log,
                      lambda: _ready(cluster) == opts.graphs)
