@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from graph_harness import NS, events, eventually, graph, install, operator, setup_client
+from graph_harness import NS, events, eventually, graph, installed_client, operator
 
 from backends.settings import OperatorSettings
 from backends.worker_generation import PROVIDER_GENERATION
@@ -28,12 +28,8 @@ NEW = ".".join(str(n) for n in PROVIDER_GENERATION.min_version.numbers)
 
 @pytest.fixture
 async def client(kubeconfig: Path) -> AsyncIterator[KubeClient]:
-    c = await setup_client(kubeconfig)
-    await install(c)
-    try:
+    async with installed_client(kubeconfig) as c:
         yield c
-    finally:
-        await c.close()
 
 
 def _worker(sub: str, image: str, nodes: int = 1) -> Json:
