@@ -22,7 +22,7 @@ import aiohttp
 import structlog
 
 from .client import KubeClient
-from .errors import ApiError, NotFound
+from .errors import ApiError, Conflict, NotFound
 from .metrics import Metrics
 from .resource import LEASES
 
@@ -32,6 +32,9 @@ log = structlog.get_logger("controller.leader_election")
 
 #: client-go's jitter on the acquire loop's retry period.
 JITTER = 1.2
+
+#: Writes a release may try when a cancelled renewal moved the lease under it.
+RELEASE_ATTEMPTS = 3
 
 
 def default_identity() -> str:
@@ -114,21 +117,44 @@ class LeaderElector:
             await asyncio.sleep(c.retry_period)
 
     async def release(self) -> None:
-        """Give the lease up if we hold it: empty holder, 1 s duration (client-go's release)."""
+        """Give the lease up if we hold it: empty holder, 1 s duration (client-go's release).
+
+        A renewal cancelled by the stop may still have reached the server, leaving our copy a
+        resourceVersion behind; on a conflict we read the lease again and, if it is still
+        ours, release that. client-go gives up there and makes the successor wait a lease
+        duration.
+        """
         if not self.is_leader or self._lease is None:
             return
-        now = _now()
-        spec = {"holderIdentity": "", "leaseDurationSeconds": 1, "acquireTime": now,
-                "renewTime": now, "leaseTransitions": self._observed.get("leaseTransitions", 0)}
+        deadline = time.monotonic() + self.config.renew_deadline
+        lease = self._lease
         try:
-            self._lease = await self._write("PUT", {**self._lease, "spec": spec},
-                                            self.config.renew_deadline)
-            self._observe_written(spec)
-            self._log.info("released the lease")
+            for _ in range(RELEASE_ATTEMPTS):
+                try:
+                    await self._write_release(lease, deadline)
+                    self._log.info("released the lease")
+                    return
+                except Conflict:
+                    lease = await self.client.request(
+                        "GET", LEASES.path(self.config.namespace, self.config.name),
+                        request_timeout=max(0.001, deadline - time.monotonic()))
+                    if (lease.get("spec") or {}).get("holderIdentity") != self.config.identity:
+                        self._log.info("the lease was no longer ours to release")
+                        return
+            self._log.warning("could not release the lease: it kept changing")
         except (ApiError, aiohttp.ClientError, TimeoutError) as err:
             self._log.warning("could not release the lease", error=repr(err))
         finally:
             self._status.set(0)
+
+    async def _write_release(self, lease: Json, deadline: float) -> None:
+        now = _now()
+        held = lease.get("spec") or {}
+        spec = {"holderIdentity": "", "leaseDurationSeconds": 1, "acquireTime": now,
+                "renewTime": now, "leaseTransitions": held.get("leaseTransitions", 0)}
+        self._lease = await self._write("PUT", {**lease, "spec": spec},
+                                        max(0.001, deadline - time.monotonic()))
+        self._observe_written(spec)
 
     # --- one try ---------------------------------------------------------------------------
 

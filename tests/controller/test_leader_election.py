@@ -13,7 +13,7 @@ import pytest
 from harness import TcpProxy, eventually, manager, running, widget
 
 from controller.client import KubeClient
-from controller.leader_election import JITTER, LeaderElectionConfig
+from controller.leader_election import JITTER, LeaderElectionConfig, LeaderElector
 from controller.manager import LeadershipLost, Manager
 from controller.reconcile import Request
 from controller.resource import LEASES, Resource
@@ -140,6 +140,33 @@ async def test_leader_that_cannot_renew_stops_before_a_successor_starts(
         proxy.resume()
         first_task.cancel()
         await asyncio.gather(first_task, return_exceptions=True)
+
+
+async def renewed_behind_its_back(client: KubeClient, holder: str) -> None:
+    """A write the elector never saw the answer to, as a renewal cancelled by the stop."""
+    lease = await client.get(LEASES, "default", "test-lock")
+    lease["spec"]["holderIdentity"] = holder
+    lease["spec"]["renewTime"] = "2030-01-01T00:00:00.000000Z"
+    await client.request("PUT", LEASES.path("default", "test-lock"), body=lease)
+
+
+async def test_release_after_a_renewal_it_never_saw_answered(client: KubeClient) -> None:
+    elector = LeaderElector(client, election("a"))
+    await elector.acquire()
+    await renewed_behind_its_back(client, "a")
+    await elector.release()
+    lease = await client.get(LEASES, "default", "test-lock")
+    assert not lease["spec"].get("holderIdentity"), "released despite the stale version"
+    assert lease["spec"]["leaseDurationSeconds"] == 1
+
+
+async def test_release_leaves_a_lease_someone_else_now_holds(client: KubeClient) -> None:
+    elector = LeaderElector(client, election("a"))
+    await elector.acquire()
+    await renewed_behind_its_back(client, "b")
+    await elector.release()
+    lease = await client.get(LEASES, "default", "test-lock")
+    assert lease["spec"]["holderIdentity"] == "b"
 
 
 def test_config_rejects_inconsistent_durations() -> None:
