@@ -22,7 +22,7 @@ RESULT_KEYS = {"graphs", "seconds_to_ready", "writes_per_graph", "minimum_writes
 def test_graphs_bench_prints_json() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "hack.bench.graphs", "--sizes", "2", "--steady", "0.5",
-         "--settle", "0.2", "--timeout", "60"],
+         "--settle", "0.2", "--timeout", "60", "--server-gc", "freeze"],
         cwd=ROOT, capture_output=True, text=True, timeout=100, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     last = json.loads(done.stdout.strip().splitlines()[-1])
@@ -31,6 +31,8 @@ def test_graphs_bench_prints_json() -> None:
     [result] = last["results"]
     assert set(result) >= RESULT_KEYS
     assert result["graphs"] == 2
+    # Frozen, the in-process server made no full collection while the operator ran.
+    assert result["server_gc"] == "freeze" and result["server_full_gcs"] == 0
     assert result["minimum"]["children_per_graph"]["deployments.apps"] == 3
     # The operator decoded at least its own graph's and children's events, pods included.
     watched = result["watch_events_by_resource_per_graph"]

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import json
 import statistics
 import sys
@@ -59,35 +58,11 @@ from hack.bench.conversion.listing import (
     wrong,
 )
 from hack.bench.conversion.webhook_operator import FloorWebhook, WebhookOperator
+from hack.bench.server_gc import MODES, held_full_collections
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.testing import running_cluster
 
 Json = dict[str, Any]
-
-
-class FullCollections:
-    """Counts this process's full garbage collections (generation 2) and their seconds."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.seconds = 0.0
-        self._started = 0.0
-
-    def __enter__(self) -> FullCollections:
-        gc.callbacks.append(self._on_gc)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        gc.callbacks.remove(self._on_gc)
-
-    def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
-        if info.get("generation") != 2:
-            return
-        if phase == "start":
-            self._started = time.perf_counter()
-        else:
-            self.count += 1
-            self.seconds += time.perf_counter() - self._started
 
 
 async def run(graphs: int, repeat: int, server_gc: str = "freeze") -> Json:
@@ -102,23 +77,15 @@ async def run(graphs: int, repeat: int, server_gc: str = "freeze") -> Json:
                 await seed(kube, operator, graphs)
                 await operator.start(kubeconfig)
                 await point_at(kube, operator.port)  # its port, if it had to take another
-                thresholds = gc.get_threshold()
                 try:
-                    if server_gc == "freeze":
-                        # Young collections go on (they are short); full ones wait until
-                        # the lists end.
-                        gc.collect()
-                        gc.freeze()
-                        gc.set_threshold(thresholds[0], thresholds[1], 1_000_000)
-                    with FullCollections() as full:
+                    # Young collections go on (they are short); with "freeze", full ones
+                    # wait until the lists end.
+                    with held_full_collections(server_gc) as full:
                         figures = await measure(kube, cluster, operator, graphs, repeat)
                     figures["server_gc"] = server_gc
-                    figures["server_full_gcs"] = full.count
-                    figures["server_full_gc_seconds"] = round(full.seconds, 3)
+                    figures.update(full.figures())
                     return figures
                 finally:
-                    gc.set_threshold(*thresholds)
-                    gc.unfreeze()
                     await operator.stop()
             finally:
                 await kube.close()
@@ -229,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--graphs", type=int, default=GOAL_GRAPHS)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--server-gc", choices=("freeze", "default"), default="freeze",
+    parser.add_argument("--server-gc", choices=MODES, default="freeze",
                         help="freeze: during the lists, this process (the API server) makes "
                              "no full garbage collection and what it held before is out of "
                              "the collector's reach (kube-apiserver's concurrent collector "

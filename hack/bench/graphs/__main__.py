@@ -51,6 +51,7 @@ from controller.client import ClientConfig, KubeClient
 from controller.resource import Resource
 from hack.bench import calibration
 from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exit_code
+from hack.bench.server_gc import MODES, held_full_collections
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import ClusterConfig, LocalCluster
 from hack.localcluster.simulation.config import SimulationConfig
@@ -101,6 +102,11 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                              " repeat, one run with no other reader and one with a user's"
                              " v1alpha1 LIST + WATCH of all graphs, in alternating order;"
                              " reports the CPU the user adds (no floor)")
+    parser.add_argument("--server-gc", choices=MODES, default="default",
+                        help="freeze: while the operator (or the floor) runs, the local "
+                             "server in this process makes no full garbage collection, which "
+                             "at 10,000 graphs stops it for seconds (hack.bench.server_gc); "
+                             "default: the collector as it is")
     parser.add_argument("--profile", type=Path, default=None,
                         help="run the operator under cProfile, writing DIR/graphs-N.prof")
     args = parser.parse_args(argv)
@@ -293,9 +299,11 @@ async def run_size(args: argparse.Namespace, size: int, workdir: Path,
         try:
             if user is not None:
                 await user.start()
-            result = await measure(args, cluster, proc, size, started, log_path,
-                                   server_cpu_before, statuses, metrics_port, recorder,
-                                   at_ready)
+            with held_full_collections(args.server_gc) as full:
+                result = await measure(args, cluster, proc, size, started, log_path,
+                                       server_cpu_before, statuses, metrics_port, recorder,
+                                       at_ready)
+            result.update(server_gc=args.server_gc, **full.figures())
             written = created_resources(cluster) | {f"{DGDS.plural}.{GROUP}"}
             graphs = [f"g{i:05d}" for i in range(size)]
             return result, plan(recorder.records, graphs, uids_of(cluster, written),
@@ -422,12 +430,13 @@ async def run_floor(args: argparse.Namespace, size: int, workdir: Path,
                 env={**env, "PYTHONUNBUFFERED": "1"})
         try:
             ready = 0
-            while ready < size and time.monotonic() - started < args.timeout:
-                if proc.returncode is not None:
-                    raise RuntimeError(f"the floor exited with {proc.returncode}:\n"
-                                       f"{log_tail(log_path)}")
-                await asyncio.sleep(0.5)
-                ready = ready_count(cluster)
+            with held_full_collections(args.server_gc):
+                while ready < size and time.monotonic() - started < args.timeout:
+                    if proc.returncode is not None:
+                        raise RuntimeError(f"the floor exited with {proc.returncode}:\n"
+                                           f"{log_tail(log_path)}")
+                    await asyncio.sleep(0.5)
+                    ready = ready_count(cluster)
             seconds = time.monotonic() - started
             cpu = cpu_seconds(proc.pid)
             watched = cluster.stats.watch_sent(user_agent=f"({FLOOR_POD})")

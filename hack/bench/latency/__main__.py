@@ -58,6 +58,7 @@ from hack.bench import calibration
 from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exit_code
 from hack.bench.graphs import __main__ as graphs
 from hack.bench.graphs.graph import DCDS_PLURAL, DGDS, GROUP, IMAGE, VERSION, graph, nodes_for
+from hack.bench.server_gc import MODES, held_full_collections
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import ClusterConfig, LocalCluster
 from hack.localcluster.simulation.config import SimulationConfig
@@ -96,7 +97,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
                         help="seconds allowed for one change to arrive")
     parser.add_argument("--operator-log-level", choices=LOG_LEVELS, default="warning",
                         help="--log-level of the operator (its log's path is printed)")
-    parser.add_argument("--server-gc", choices=("freeze", "default"), default="freeze",
+    parser.add_argument("--server-gc", choices=MODES, default="freeze",
                         help="freeze: during the samples, this process (the API server and "
                              "the simulation) makes no full garbage collection and what it "
                              "held before is out of the collector's reach, so no collection "
@@ -503,35 +504,37 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         await cluster.stop()
 
 
+async def sample_all(args: argparse.Namespace, client: KubeClient, floor: KubeClient,
+                     ours_suffix: str, cluster: LocalCluster,
+                     ) -> tuple[dict[str, list[Sample]], Counter[str], Stalls]:
+    watches = Watches({"dgd": Watch(client, DGDS), "dcd": Watch(client, DCDS),
+                       "deployment": Watch(client, DEPLOYMENTS)})
+    async with asyncio.TaskGroup() as tg:
+        tasks = await watches.start(client, tg)
+        stalls = Stalls()
+        tasks.append(tg.create_task(stalls.run()))
+        await asyncio.sleep(0.2)
+        races_before = lost_races(cluster, ours_suffix)
+        samples = await measure(args, client, floor, watches)
+        races = lost_races(cluster, ours_suffix)
+        races.subtract(races_before)
+        for task in tasks:
+            task.cancel()
+    return samples, races, stalls
+
+
 async def measure_ready(args: argparse.Namespace, cluster: LocalCluster, kubeconfig: Path,
                         ready_seconds: float) -> dict[str, Any]:
     client = await KubeClient.connect(kubeconfig, ClientConfig(qps=None, user_agent="bench-user"))
     floor = await KubeClient.connect(kubeconfig, ClientConfig(qps=None, user_agent=FLOOR_AGENT))
     ours_suffix = f"({graphs.RUN_POD})"
-    thresholds = gc.get_threshold()
     try:
         await floor_copies(client, args.samples)
-        if args.server_gc == "freeze":
-            # Young collections go on (they are short); full ones wait until the samples end.
-            gc.collect()
-            gc.freeze()
-            gc.set_threshold(thresholds[0], thresholds[1], 1_000_000)
-        watches = Watches({"dgd": Watch(client, DGDS), "dcd": Watch(client, DCDS),
-                           "deployment": Watch(client, DEPLOYMENTS)})
-        async with asyncio.TaskGroup() as tg:
-            tasks = await watches.start(client, tg)
-            stalls = Stalls()
-            tasks.append(tg.create_task(stalls.run()))
-            await asyncio.sleep(0.2)
-            races_before = lost_races(cluster, ours_suffix)
-            samples = await measure(args, client, floor, watches)
-            races = lost_races(cluster, ours_suffix)
-            races.subtract(races_before)
-            for task in tasks:
-                task.cancel()
+        # Young collections go on (they are short); with "freeze", full ones wait until the
+        # samples end.
+        with held_full_collections(args.server_gc):
+            samples, races, stalls = await sample_all(args, client, floor, ours_suffix, cluster)
     finally:
-        gc.set_threshold(*thresholds)
-        gc.unfreeze()
         await client.close()
         await floor.close()
     result = {"graphs": args.graphs, "samples": args.samples, "workers": args.workers,
