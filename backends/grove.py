@@ -242,10 +242,8 @@ def _service_spec(dgd: HubGraph, key: str, spec: v1beta1.DynamoComponentDeployme
     gen_env = generation_env(dgd.component_type(key), dyn_ns,
                              generation if worker else "",
                              provider_generations(dgd))
-    if gen_env:
-        pod = pod.replace(envs=merge_env(gen_env, graph_env or [], pod.envs or []))
-    elif graph_env or pod.envs:
-        pod = pod.replace(envs=merge_env(graph_env or [], pod.envs or []))
+    if gen_env or graph_env or pod.envs:
+        pod = pod.replace(envs=merge_env(gen_env or [], graph_env or [], pod.envs or []))
     graph_annotations = dgd.model.metadata.get("annotations") or {}
     resolved = graph_annotations.get(
         constants.ANNOTATION_DISCOVERY_BACKEND, settings.discovery_backend
