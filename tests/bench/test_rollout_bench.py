@@ -24,12 +24,13 @@ def test_rollout_bench_prints_json_and_a_chart(tmp_path: Path) -> None:
     chart = tmp_path / "rollout.png"
     done = subprocess.run(
         [sys.executable, "-m", "hack.bench.rollout", "--graphs", "2", "--chart", str(chart),
-         "--timeout", "120"],
+         "--timeout", "120", "--server-gc", "freeze"],
         cwd=ROOT, capture_output=True, text=True, timeout=400, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     last = json.loads(done.stdout.strip().splitlines()[-1])
     assert set(last) >= KEYS
     assert last["graphs"] == 2 and last["rollouts_done"] == 2
+    assert last["server_gc"] == "freeze"
     assert last["min_capacity"] >= last["capacity_floor"] and last["breaches"] == 0
     assert 1 <= last["max_generations"] <= 2 and last["max_surge"] >= 1
     assert 0 < last["rollout_seconds_median"] <= last["rollout_seconds_max"]

@@ -27,6 +27,7 @@ from typing import Any
 from hack.bench import calibration
 from hack.bench.checks import ImpossibleFigures, report_and_exit_code
 from hack.bench.rollout_chart import write_rollout_chart
+from hack.bench.server_gc import MODES
 
 from .figures import checked, figures
 from .peer import commit_before_generations, peer_tree
@@ -54,6 +55,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=None,
                         help="--max-concurrent-reconciles of both operators (default: theirs, "
                              "one worker per controller)")
+    parser.add_argument("--server-gc", choices=MODES, default="default",
+                        help="freeze: while each operator runs, the local server in this "
+                             "process makes no full garbage collection (hack.bench.server_gc),"
+                             " which at 1,000 graphs would stop it for seconds")
     parser.add_argument("--no-peer", dest="peer", action="store_false",
                         help="skip the peer run (its figures are then null)")
     return parser.parse_args(argv)
@@ -64,7 +69,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix="bench-rollout-"))
     timeout = args.timeout if args.timeout is not None else default_timeout(args.graphs)
     opts = Options(args.graphs, args.ready_after, args.stop_after, timeout, workdir,
-                   workers=args.workers)
+                   workers=args.workers, server_gc=args.server_gc)
     ours = await run(opts)
     result = checked(figures(ours), "ours")
     if args.chart is not None:
@@ -84,7 +89,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
         peer = {"commit": commit[:12], **checked(figures(outcome), "peer")}
         peer.pop("phases_of_first_graph", None)
         print(f"peer: {json.dumps(peer)}", file=sys.stderr)
-    return {"graphs": args.graphs, "workers": args.workers, "ready_after": args.ready_after,
+    return {"graphs": args.graphs, "workers": args.workers, "server_gc": args.server_gc,
+            "ready_after": args.ready_after,
             "stop_after": args.stop_after, **result,
             "peer": peer, "peer_reason": None if peer is not None else reason,
             "peer_is": "the operator of the commit before worker generations (no switch turns "

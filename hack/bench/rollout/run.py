@@ -17,6 +17,7 @@ from pathlib import Path
 
 from controller.client import ClientConfig, KubeClient
 from hack.bench.graphs.__main__ import CRDS, NAMESPACES
+from hack.bench.server_gc import held_full_collections
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import ClusterConfig, LocalCluster
 from hack.localcluster.simulation.config import SimulationConfig
@@ -44,6 +45,9 @@ class Options:
     workers: int | None = None
     #: The peer's tree (run with PYTHONPATH set to it), or None for this checkout's operator.
     tree: Path | None = None
+    #: The in-process server's full collections while the operator runs
+    #: (`hack.bench.server_gc`: "freeze" or "default").
+    server_gc: str = "default"
 
 
 @dataclass
@@ -127,9 +131,19 @@ async def run(opts: Options) -> Outcome:
     env.update(POD_NAME=pod, PYTHONUNBUFFERED="1")
     if opts.tree is not None:
         env["PYTHONPATH"] = str(opts.tree)
-    proc: asyncio.subprocess.Process | None = None
     try:
         await _seed(kube, opts, names)
+        with held_full_collections(opts.server_gc):
+            return await _measure(opts, cluster, kube, kubeconfig, env, log, names, pod)
+    finally:
+        await kube.close()
+        await cluster.stop()
+
+
+async def _measure(opts: Options, cluster: LocalCluster, kube: KubeClient, kubeconfig: Path,
+                   env: dict[str, str], log: Path, names: list[str], pod: str) -> Outcome:
+    proc: asyncio.subprocess.Process | None = None
+    try:
         started = time.monotonic()
         with log.open("wb") as out:
             proc = await asyncio.create_subprocess_exec(
@@ -164,7 +178,6 @@ async def run(opts: Options) -> Outcome:
         return Outcome(sampler, patched, +writes, seconds_to_ready, cpu,
                        statistics.median(ticks), names)
     finally:
-        await kube.close()
         if proc is not None and proc.returncode is None:
             proc.terminate()
             try:
@@ -172,7 +185,6 @@ async def run(opts: Options) -> Outcome:
             except TimeoutError:
                 proc.kill()
                 await proc.wait()
-        await cluster.stop()
 
 
 __all__ = ["NAMESPACE", "Options", "Outcome", "run"]
