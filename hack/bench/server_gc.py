@@ -21,11 +21,10 @@ MODES = ("freeze", "default")
 
 
 class FullCollections:
-    """Counts this process's full garbage collections (generation 2) and their seconds."""
+    """This process's full garbage collections (generation 2): each as (wall start, ms)."""
 
     def __init__(self) -> None:
-        self.count = 0
-        self.seconds = 0.0
+        self.collections: list[tuple[float, float]] = []
         self._started = 0.0
 
     def __enter__(self) -> FullCollections:
@@ -41,12 +40,13 @@ class FullCollections:
         if phase == "start":
             self._started = time.perf_counter()
         else:
-            self.count += 1
-            self.seconds += time.perf_counter() - self._started
+            ms = (time.perf_counter() - self._started) * 1000
+            self.collections.append((time.time() - ms / 1000, ms))
 
     def figures(self) -> dict[str, Any]:
-        return {"server_full_gcs": self.count,
-                "server_full_gc_seconds": round(self.seconds, 3)}
+        return {"server_full_gcs": len(self.collections),
+                "server_full_gc_seconds": round(sum(ms for _, ms in self.collections) / 1000,
+                                                3)}
 
 
 @contextmanager

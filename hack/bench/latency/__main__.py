@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import copy
-import gc
 import json
 import os
 import sys
@@ -58,7 +57,7 @@ from hack.bench import calibration
 from hack.bench.checks import ImpossibleFigures, at_least, check, report_and_exit_code
 from hack.bench.graphs import __main__ as graphs
 from hack.bench.graphs.graph import DCDS_PLURAL, DGDS, GROUP, IMAGE, VERSION, graph, nodes_for
-from hack.bench.server_gc import MODES, held_full_collections
+from hack.bench.server_gc import MODES, FullCollections, held_full_collections
 from hack.localcluster.request_stats import WRITE_VERBS
 from hack.localcluster.server import ClusterConfig, LocalCluster
 from hack.localcluster.simulation.config import SimulationConfig
@@ -237,29 +236,20 @@ class Stalls:
     def __init__(self, threshold: float = 0.05) -> None:
         self.threshold = threshold
         self.lags: list[tuple[float, float]] = []
-        self.collections: list[tuple[float, float]] = []
-        self._gc_started = 0.0
+        self.full = FullCollections()
+
+    @property
+    def collections(self) -> list[tuple[float, float]]:
+        return self.full.collections
 
     async def run(self) -> None:
-        gc.callbacks.append(self._on_gc)
-        try:
+        with self.full:
             while True:
                 before = time.monotonic()
                 await asyncio.sleep(0.005)
                 lag = time.monotonic() - before - 0.005
                 if lag > self.threshold:
                     self.lags.append((time.time() - lag, lag * 1000))
-        finally:
-            gc.callbacks.remove(self._on_gc)
-
-    def _on_gc(self, phase: str, info: dict[str, Any]) -> None:
-        if info.get("generation") != 2:
-            return
-        if phase == "start":
-            self._gc_started = time.perf_counter()
-        else:
-            ms = (time.perf_counter() - self._gc_started) * 1000
-            self.collections.append((time.time() - ms / 1000, ms))
 
     def during(self, start: float, ms: float) -> list[tuple[float, float]]:
         """The lags that overlap [start, start + ms]."""
