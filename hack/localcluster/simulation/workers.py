@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import resource
 import socket
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -46,6 +47,28 @@ HTTP_PORT_NAME = "http"
 _ADDRESS_TRIES = 64
 #: Stopped endpoints kept for tests to read.
 _HISTORY = 1000
+#: Open files left to the API server (its clients' connections, watches) when the workers'
+#: sockets are counted against the process's limit: a quarter of it, at most this many.
+_FILES_FOR_THE_SERVER = 4096
+
+
+def endpoint_budget() -> int:
+    """How many worker sockets (served or reserved) this process may hold.
+
+    Every simulated worker listens on a socket of this process, where a real one is a process
+    of its own: at 10,000 graphs (30,000 pods) they would take every file descriptor and the
+    API server could accept no connection. The soft limit is first raised to the hard one, as
+    Go's runtime does for kube-apiserver at start; workers past the budget run without an
+    endpoint (nothing probes it: readiness is simulated), and the API server keeps its room.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and soft < hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            soft = hard
+    if soft == resource.RLIM_INFINITY:
+        return 1 << 20
+    return max(0, soft - min(_FILES_FOR_THE_SERVER, soft // 4))
 
 
 def served_port(pod: Json) -> int | None:
@@ -109,6 +132,20 @@ class Workers:
         self.faults = Faults()
         #: Addresses held for worker pods that are not running yet, by pod key.
         self._reserved: dict[Key, socket.socket] = {}
+        #: Sockets this cluster's workers may hold (`endpoint_budget`).
+        self.budget = endpoint_budget()
+        self._over_budget = 0
+        #: Workers running without an endpoint (past the budget): (uid, restarts) by key.
+        self._unserved: dict[Key, tuple[str, int]] = {}
+
+    def _within_budget(self, pod: Json) -> bool:
+        if len(self.endpoints) + len(self._reserved) < self.budget:
+            return True
+        self._over_budget += 1
+        if self._over_budget == 1:
+            log.warning("worker endpoints at the open-files budget: later workers run without "
+                        "one", budget=self.budget, pod=pod["metadata"].get("name"))
+        return False
 
     # --- the kubelet's side ----------------------------------------------------------------
 
@@ -119,6 +156,8 @@ class Workers:
         if port is None:
             return addresses.allocate()
         meta = pod["metadata"]
+        if not self._within_budget(pod):
+            return addresses.allocate()
         skipped: list[str] = []
         try:
             for _ in range(_ADDRESS_TRIES):
@@ -143,6 +182,8 @@ class Workers:
             self.stop(key)
             current = None
         found = _served_container(pod)
+        if not running:
+            self._unserved.pop(key, None)
         if not running or current is not None or found is None:
             return
         container, port, kind = found
@@ -156,6 +197,12 @@ class Workers:
                                   labels=dict(meta.get("labels") or {}), ip=ip, port=port,
                                   restarts=restarts, kind=kind, log=write_line)
         reserved = self._reserved.pop(key, None)
+        if reserved is None and not self._within_budget(pod):
+            if self._unserved.get(key) != (uid, restarts):
+                self._unserved[key] = (uid, restarts)
+                if self.on_start is not None:
+                    self.on_start(pod)  # the worker runs, only unreachable
+            return
         sock = reserved if reserved is not None and reserved.getsockname() == (ip, port) \
             else _bound(ip, port, reuse=True)
         if reserved is not None and sock is not reserved:
@@ -181,6 +228,7 @@ class Workers:
     def stop(self, key: Key) -> None:
         """The container stopped or the pod is gone: its endpoint disappears."""
         self._unreserve(key)
+        self._unserved.pop(key, None)
         endpoint = self.endpoints.pop(key, None)
         if endpoint is None:
             return

@@ -4,6 +4,7 @@ adapters, their faults, and their lifetime (pod deletion, container restart)."""
 from __future__ import annotations
 
 import asyncio
+import resource
 from typing import Any
 
 import aiohttp
@@ -13,7 +14,7 @@ from simulation_support import eventually, pod
 
 from hack.localcluster.server import LocalCluster
 from hack.localcluster.simulation.worker_faults import LOAD_PATH, UNLOAD_PATH, Fault
-from hack.localcluster.simulation.workers import Workers
+from hack.localcluster.simulation.workers import Workers, endpoint_budget
 
 NS = "default"
 SYSTEM = [{"name": "system", "containerPort": 9090}]
@@ -129,3 +130,31 @@ async def test_endpoint_goes_with_the_pod_and_a_restart_empties_it(
     await eventually(lambda: workers.endpoint(NS, "w0") is None)
     with pytest.raises(aiohttp.ClientConnectionError):
         await post(url + "/live", None)
+
+
+async def test_workers_past_the_open_files_budget_run_without_an_endpoint(
+        core: client.CoreV1Api, sim_cluster: LocalCluster) -> None:
+    workers = workers_of(sim_cluster)
+    started: list[str] = []
+    workers.on_start = lambda p: started.append(p["metadata"]["name"])
+    workers.budget = 1
+    await core.create_namespaced_pod(NS, worker_pod("w0"))
+    await serving(core, workers, "w0")
+    await core.create_namespaced_pod(NS, worker_pod("w1"))
+
+    async def ready() -> bool | None:
+        p = await core.read_namespaced_pod("w1", NS)
+        conditions = {c.type: c.status for c in p.status.conditions or []}
+        return True if conditions.get("Ready") == "True" else None
+    await eventually(ready)
+    assert workers.endpoint(NS, "w1") is None, "past the budget: no socket"
+    await asyncio.sleep(0.3)  # the kubelet looks at the pod again: told of its start once
+    assert started == ["w0", "w1"]
+    await core.delete_namespaced_pod("w0", NS)
+    await eventually(lambda: workers.endpoint(NS, "w0") is None)
+
+
+def test_the_budget_leaves_the_api_server_room() -> None:
+    budget = endpoint_budget()
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert 0 < budget <= soft - min(4096, soft // 4)
