@@ -111,6 +111,14 @@ class RolloutSampler:
                         tb: TracebackType | None) -> None:
         if error is None:
             await self.stop()
+            # The block ended on a state it read itself: one more sample, taken after that
+            # read, so the series ends where the block did (the one in flight was cancelled).
+            try:
+                await self.sample()
+            except Exception as err:
+                if not _transient(err):
+                    raise
+                self.errors += 1
             return
         with contextlib.suppress(Exception):  # the body's error is the one to see
             await self.stop()

@@ -107,20 +107,23 @@ async def _sampled(kube: KubeClient, namespace: str) -> AsyncIterator[list[Group
     series: list[Groups] = []
     start = time.monotonic()
 
+    async def sample() -> None:
+        try:
+            async with asyncio.TaskGroup() as group:
+                pods = group.create_task(kube.list(
+                    PODS, namespace,
+                    label_selector=f"leaderworkerset.sigs.k8s.io/name={WORKER_LWS}"))
+                graph = group.create_task(kube.get(GRAPH_DEPLOYMENTS, namespace, GRAPH))
+        except BaseExceptionGroup as errors:
+            if not all(is_transient(e) for e in errors.exceptions):
+                raise
+        else:
+            series.append(_groups(time.monotonic() - start,
+                                  pods.result().get("items") or [], graph.result()))
+
     async def run() -> None:
         while True:
-            try:
-                async with asyncio.TaskGroup() as group:
-                    pods = group.create_task(kube.list(
-                        PODS, namespace,
-                        label_selector=f"leaderworkerset.sigs.k8s.io/name={WORKER_LWS}"))
-                    graph = group.create_task(kube.get(GRAPH_DEPLOYMENTS, namespace, GRAPH))
-            except BaseExceptionGroup as errors:
-                if not all(is_transient(e) for e in errors.exceptions):
-                    raise
-            else:
-                series.append(_groups(time.monotonic() - start,
-                                      pods.result().get("items") or [], graph.result()))
+            await sample()
             await asyncio.sleep(0.1)
 
     task = asyncio.create_task(run(), name="lws-group-sampler")
@@ -130,6 +133,9 @@ async def _sampled(kube: KubeClient, namespace: str) -> AsyncIterator[list[Group
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+    # The block ended on a state it read itself: the last sample is taken after that read, so
+    # the series ends where the block did (the one in flight was cancelled).
+    await sample()
 
 
 async def _generations(env: Env) -> set[str]:
