@@ -113,12 +113,7 @@ class RolloutSampler:
             await self.stop()
             # The block ended on a state it read itself: one more sample, taken after that
             # read, so the series ends where the block did (the one in flight was cancelled).
-            try:
-                await self.sample()
-            except Exception as err:
-                if not _transient(err):
-                    raise
-                self.errors += 1
+            await self._sample_unless_transient()
             return
         with contextlib.suppress(Exception):  # the body's error is the one to see
             await self.stop()
@@ -136,17 +131,21 @@ class RolloutSampler:
     async def _run(self) -> None:
         tick = time.monotonic()
         while True:
-            try:
-                await self.sample()
-            except Exception as err:
-                if not _transient(err):
-                    raise
-                self.errors += 1
+            await self._sample_unless_transient()
             tick += self.interval
             now = time.monotonic()
             if tick < now:  # a slow sample: the next one at once, the missed ticks dropped
                 tick = now
             await asyncio.sleep(tick - now)
+
+    async def _sample_unless_transient(self) -> None:
+        """A sample; an API error worth retrying is counted, not raised."""
+        try:
+            await self.sample()
+        except Exception as err:
+            if not _transient(err):
+                raise
+            self.errors += 1
 
     async def sample(self) -> Point:
         """Take one sample now, record it and return it."""
