@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -80,6 +81,14 @@ class Report:
     ready_conditions: tuple[str | None, ...]
     #: Samples of the graph Ready while two generations held pods (`ready_beside_old_pods`).
     ready_beside_old_pods: int = 0
+    #: The longest time between two consecutive samples, in seconds (0 with fewer than two).
+    max_gap: float = 0.0
+
+    def sampled_throughout(self, *, min_samples: int = 10, max_gap: float = 1.0) -> bool:
+        """Whether the series can show the invariants held: enough samples, none far apart.
+        A count alone depends on how long the rollout took and how loaded the machine was; a
+        gap bound says no state lasting longer than `max_gap` went unseen."""
+        return self.samples >= min_samples and self.max_gap <= max_gap
 
 
 class RolloutSampler:
@@ -201,7 +210,8 @@ class RolloutSampler:
             breaches=tuple((t, text) for text, t in breaches.items()),
             phases=_folded(p.observation.phase for p in self.series),
             ready_conditions=_folded(p.observation.ready_condition for p in self.series),
-            ready_beside_old_pods=ready_beside_old_pods(p.observation for p in self.series))
+            ready_beside_old_pods=ready_beside_old_pods(p.observation for p in self.series),
+            max_gap=max((b.t - a.t for a, b in itertools.pairwise(self.series)), default=0.0))
 
 
 def _transient(err: BaseException) -> bool:

@@ -121,7 +121,7 @@ def _assert_invariants(report: Report, *, capacity: bool = True) -> None:
     """No breach (capacity ones left out when `capacity` is False), no isolation violation,
     at most two generations."""
     breaches = [b for b in report.breaches if capacity or "capacity" not in b[1]]
-    assert report.samples > 20, report
+    assert report.sampled_throughout(), report
     assert not breaches, breaches[:5]
     assert not report.violations, report.violations[:5]
     if capacity:

@@ -127,6 +127,10 @@ async def test_a_rollout_played_by_hand_is_sampled(kube: KubeClient) -> None:
 
     report = sampler.report()
     assert report.samples == count and report.errors == 0
+    assert report.max_gap == max(gaps)
+    assert report.sampled_throughout()
+    assert not report.sampled_throughout(min_samples=count + 1)
+    assert not report.sampled_throughout(max_gap=max(gaps) / 2)
     assert report.min_capacity == 0.0
     assert report.max_surge == {"P": 3, "D": 1}  # with the stray; 50% of 2 -> 1, of 1 -> 1
     assert report.max_generations == 2

@@ -124,14 +124,18 @@ async def _running(kubeconfig: Path, kubectl: Kubectl,
         await kubectl("apply", "--validate=false", "-f", "-", stdin=_service(server.port))
         secret = await manager.client.get(SECRETS, "dynamo-system", SETTINGS.secret_name)
 
+        # The CA and the Service are written by two runnables (the certificates' and the
+        # conversion keeper's): until both are in, a CRD can name the install's in-process
+        # webhook with the operator's CA, and the API server's call to it fails TLS.
         async def converting() -> bool:
             for name in CONVERSION_CRDS:
                 crd = await manager.client.get(CUSTOM_RESOURCE_DEFINITIONS, None, name)
                 config = crd["spec"]["conversion"]["webhook"]["clientConfig"]
-                if config.get("caBundle") != secret["data"]["ca.crt"]:
+                if config.get("caBundle") != secret["data"]["ca.crt"] or \
+                        (config.get("service") or {}).get("name") != SETTINGS.service_name:
                     return False
             return True
-        await eventually(converting, within=15, what="the CA in the five CRDs")
+        await eventually(converting, within=15, what="the Service and CA in the five CRDs")
         yield Webhooks(kubectl, manager.client, server,
                        base64.b64decode(secret["data"]["ca.crt"]))
     finally:
