@@ -88,6 +88,7 @@ from reconcilers.machinery.gms_device_classes import (
 )
 from reconcilers.machinery.mpi_secret import mpi_source
 from reconcilers.machinery.pod_problems import (
+    PROBLEM_CHANGES,
     first_problem,
     index_pods,
     pods_to_components,
@@ -378,12 +379,13 @@ def register(manager: Manager, ctx: OperatorContext) -> None:
     controller = manager.add_controller(
         COMPONENT_DEPLOYMENTS.kind, reconciler.reconcile, for_=COMPONENT_DEPLOYMENTS,
         owns=owned_resources(ctx.settings),
-        watches=[(PODS, pods_to_components),
-                 (SERVICES, model_service_informer_mapper(ctx.cache))],
+        watches=[(SERVICES, model_service_informer_mapper(ctx.cache))],
         max_concurrent_reconciles=ctx.max_concurrent_reconciles(NAME),
         # As the original: its own status writes and the creation of its children (its own
         # doing) wake nothing; their updates (a Deployment's status) and deletions do.
         for_predicate=STATUS_ONLY_IGNORED, owns_predicate=CREATE_IGNORED)
+    # Of its pods, only what changes the story of a stuck pod it tells (see pod_problems).
+    controller.watch(manager.cache.informer(PODS), pods_to_components, PROBLEM_CHANGES)
     # A DCD of its own waiting for its GMS DeviceClass is woken when it appears.
     watch_gms_device_classes(manager, ctx, controller, COMPONENT_DEPLOYMENTS, _own_components)
 

@@ -6,6 +6,11 @@ reads its pods from the cache, trimmed by `trim_pod` (metadata and status; of th
 of a pod's size, only the node and what its GPUs depend on), and reports the first problem it
 finds as the Available condition's reason, with the story in its message.
 
+That story is all the DCD reads of its pods, so only a pod event that changes it wakes the
+DCD (`PROBLEM_CHANGES`): a pod's status moves several times on its way to running (bound,
+started, ready), and probes move it again all its life, while the Deployment's own status
+already tells the DCD when availability changes.
+
 Pods are found through an index: a Deployment's pods carry `nvidia.com/selector=<dcd>`, a
 LeaderWorkerSet's pods `leaderworkerset.sigs.k8s.io/name=<dcd>-<i>`.
 """
@@ -20,6 +25,7 @@ from backends import constants
 from backends.gpu_demand import gpu_fields
 from backends.kv_transfer_policy import ANNOTATION_CLUSTER_TOPOLOGY, ANNOTATION_LABEL_KEY
 from controller.cache import Cache
+from controller.handlers import Predicate
 from controller.informer import compact
 from controller.reconcile import Request
 from reconcilers.machinery.availability import (
@@ -120,12 +126,28 @@ async def first_problem(cache: Cache, namespace: str, component: str) -> PodProb
     """What blocks the first pod of the component that is stuck, or None."""
     pods = await cache.by_index(PODS, COMPONENT_INDEX, f"{namespace}/{component}")
     for pod in sorted(pods, key=lambda p: str(p["metadata"]["name"])):
-        if pod["metadata"].get("deletionTimestamp"):
-            continue
-        problem = _problem(pod)
+        problem = reported_problem(pod)
         if problem:
             return PodProblem(problem.reason, problem.message[:_MAX_MESSAGE])
     return None
+
+
+def reported_problem(pod: Json) -> PodProblem | None:
+    """What `first_problem` makes of this one pod: its problem, none while it is deleted."""
+    if pod["metadata"].get("deletionTimestamp"):
+        return None
+    return _problem(pod)
+
+
+def _story_changed(old: Json, new: Json) -> bool:
+    return (reported_problem(old) != reported_problem(new)
+            or component_of(old) != component_of(new))
+
+
+#: The pod events that can change what `first_problem` reports: a pod created with a problem,
+#: an update that changes its problem or its component, any deletion.
+PROBLEM_CHANGES = Predicate(create=lambda pod: reported_problem(pod) is not None,
+                            update=_story_changed)
 
 
 def _problem(pod: Json) -> PodProblem | None:

@@ -190,6 +190,49 @@ async def test_stuck_pod_is_named_in_the_message(kube: KubeClient, operator: Ope
     await available(kube, "w", "False", "pod w-abc container main: ImagePullBackOff")
 
 
+async def test_only_pod_events_that_change_the_story_wake_the_component(
+        kube: KubeClient, operator: Operator) -> None:
+    """The DCD reads of its pods only what blocks them: a pod's status moving on its way to
+    running (bound, an IP, conditions) wakes nothing, a problem appearing or clearing does."""
+    await kube.create(COMPONENT_DEPLOYMENTS, dcd("w", replicas=1))
+    await wait_for(kube, DEPLOYMENTS, NS, "w")
+    await set_deployment_status(kube, "w", replicas=1, updatedReplicas=1, readyReplicas=0,
+                                availableReplicas=0)
+    await available(kube, "w", "False", "0/1 replicas available")
+    await kube.create(PODS, {"apiVersion": "v1", "kind": "Pod",
+                             "metadata": {"name": "w-abc", "namespace": NS,
+                                          "labels": {"nvidia.com/selector": "w"}},
+                             "spec": {"containers": [{"name": "main", "image": IMAGE}]}})
+
+    def container(state: Json) -> Json:
+        return {"status": {"phase": "Pending", "containerStatuses": [
+            {"name": "main", "ready": False, "restartCount": 0, "image": IMAGE, "imageID": "",
+             "state": state}]}}
+
+    reconciles = operator.manager.metrics.reconcile_total.labels(
+        controller="DynamoComponentDeployment", result="success")
+    await asyncio.sleep(0.5)  # the status pacer's requeue, if any, has run
+    before = reconciles._value.get()
+    await kube.patch(PODS, NS, "w-abc", container({"waiting": {"reason": "ContainerCreating"}}),
+                     subresource="status")
+    await kube.patch(PODS, NS, "w-abc", {"status": {"hostIP": "10.0.0.1", "podIP": "10.1.0.1",
+                                                    "conditions": [{"type": "PodScheduled",
+                                                                    "status": "True"}]}},
+                     subresource="status")
+    await asyncio.sleep(0.5)
+    assert reconciles._value.get() == before
+    waiting = {"reason": "ImagePullBackOff", "message": f'Back-off pulling image "{IMAGE}"'}
+    await kube.patch(PODS, NS, "w-abc", container({"waiting": waiting}), subresource="status")
+    await available(kube, "w", "False", "pod w-abc container main: ImagePullBackOff")
+    await kube.patch(PODS, NS, "w-abc", container({"running": {}}), subresource="status")
+
+    async def story_gone() -> bool:
+        message = condition(await kube.get(COMPONENT_DEPLOYMENTS, NS, "w"),
+                            "Available").get("message", "")
+        return "0/1 replicas available" in message and "w-abc" not in message
+    await eventually(story_gone)
+
+
 async def test_invalid_spec_is_reported_once(kube: KubeClient, operator: Operator,
                                              cluster: LocalCluster) -> None:
     bad = dcd("bad", "worker")
